@@ -1,0 +1,282 @@
+"""The data of a study: its areas, tokens and items, its ballots, comparisons, votes and scores.
+
+Item ids used by ``ranking`` are ``Item.index`` (0..N-1 in the study's item order), so the
+collector hands plain arrays to the library and back.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+DEFAULT_QUESTION = "Which pair is more related?"
+
+
+def new_completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+def new_voter_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def new_pseudonym() -> str:
+    return "v-" + secrets.token_hex(6)
+
+
+class Study(models.Model):
+    class Design(models.TextChoices):
+        ADAPTIVE = "adaptive", "Adaptive (top alpha fraction kept after each ballot)"
+        UNIFORM = "uniform", "Uniform (one ballot, same budget)"
+
+    class Estimator(models.TextChoices):
+        RESCALED_BORDA = "rescaled_borda", "Rescaled Borda (the paper's method)"
+        BRADLEY_TERRY = "bradley_terry", "Pooled Bradley-Terry"
+
+    class Status(models.TextChoices):
+        SETUP = "setup", "Set up (ballot 1 not opened yet)"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    question = models.CharField(max_length=300, default=DEFAULT_QUESTION)
+    instructions = models.TextField(blank=True, help_text="Shown before voting; blank = default.")
+    n_ballots = models.PositiveSmallIntegerField()
+    alpha = models.FloatField()
+    m = models.PositiveIntegerField(help_text="Comparisons per item in each ballot (M).")
+    design = models.CharField(max_length=16, choices=Design.choices, default=Design.ADAPTIVE)
+    estimator = models.CharField(
+        max_length=16, choices=Estimator.choices, default=Estimator.RESCALED_BORDA
+    )
+    seed = models.BigIntegerField(default=0)
+    allow_ties = models.BooleanField(default=True)
+    per_voter_cap = models.PositiveIntegerField(
+        default=100, help_text="Most comparisons one voter may answer in one ballot."
+    )
+    lease_seconds = models.PositiveIntegerField(
+        default=300, help_text="How long a handed-out comparison stays reserved for its voter."
+    )
+    auto_open = models.BooleanField(
+        default=False, help_text="Open each next ballot as soon as it is generated."
+    )
+    completion_code = models.CharField(max_length=32, default=new_completion_code)
+    redirect_url = models.URLField(blank=True, help_text="e.g. the Prolific completion link.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SETUP)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(alpha__gt=0) & Q(alpha__lt=1), name="study_alpha_in_unit_interval"
+            ),
+            models.CheckConstraint(condition=Q(n_ballots__gte=1), name="study_n_ballots_positive"),
+            models.CheckConstraint(condition=Q(m__gte=1), name="study_m_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Area(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="areas")
+    name = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="area_unique_name"),
+            models.UniqueConstraint(fields=["study", "position"], name="area_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Token(models.Model):
+    area = models.ForeignKey(Area, on_delete=models.CASCADE, related_name="tokens")
+    text = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["area", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["area", "text"], name="token_unique_in_area"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Item(models.Model):
+    """A pair of tokens of one area: the thing being ranked."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    index = models.PositiveIntegerField(help_text="Position in the study's item order (0-based).")
+    area = models.ForeignKey(Area, on_delete=models.CASCADE, related_name="items")
+    token_a = models.ForeignKey(Token, on_delete=models.CASCADE, related_name="+")
+    token_b = models.ForeignKey(Token, on_delete=models.CASCADE, related_name="+")
+    # Filled when the study finishes.
+    final_rank = models.PositiveIntegerField(null=True, blank=True)
+    final_score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "index"], name="item_unique_index"),
+            models.UniqueConstraint(
+                fields=["study", "token_a", "token_b"], name="item_unique_pair"
+            ),
+            models.CheckConstraint(condition=~Q(token_a=F("token_b")), name="item_two_tokens"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.token_a} – {self.token_b}"
+
+
+class Ballot(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        OPEN = "open", "Open"
+        CLOSING = "closing", "Closing"
+        CLOSED = "closed", "Closed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="ballots")
+    number = models.PositiveSmallIntegerField(help_text="k, from 1.")
+    m = models.PositiveIntegerField(help_text="Comparisons per item in this ballot.")
+    n_items = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    closing_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="ballot_unique_number"),
+            # At most one ballot of a study is open or closing at a time.
+            models.UniqueConstraint(
+                fields=["study"],
+                condition=Q(status__in=["open", "closing"]),
+                name="ballot_one_active_per_study",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} · ballot {self.number}"
+
+
+class ItemScore(models.Model):
+    """An item's membership of a ballot, and its scores once the ballot is closed."""
+
+    ballot = models.ForeignKey(Ballot, on_delete=models.CASCADE, related_name="scores")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="scores")
+    wins = models.PositiveIntegerField(null=True, blank=True)
+    ties = models.PositiveIntegerField(null=True, blank=True)
+    appearances = models.PositiveIntegerField(null=True, blank=True)
+    x = models.FloatField(null=True, blank=True, help_text="Borda score (Eq. 1).")
+    y = models.FloatField(null=True, blank=True, help_text="Rescaled score (Eq. 6).")
+    ybar = models.FloatField(null=True, blank=True, help_text="Running mean (Eq. 5).")
+    strength = models.FloatField(null=True, blank=True, help_text="Pooled Bradley-Terry.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["ballot", "item"], name="itemscore_unique"),
+        ]
+
+
+class Voter(models.Model):
+    """One person answering comparisons of one study.
+
+    ``participant`` is the crowd platform's id (kept so researchers can reconcile payments);
+    exports and pages only ever show ``pseudonym``.
+    """
+
+    class Source(models.TextChoices):
+        ANONYMOUS = "anonymous", "Anonymous"
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        PARTICIPANT = "participant", "Generic participant id"
+        SIMULATED = "simulated", "Simulated crowd"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="voters")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.ANONYMOUS)
+    participant = models.CharField(max_length=200, blank=True)
+    platform_data = models.JSONField(default=dict, blank=True)
+    pseudonym = models.CharField(max_length=32, unique=True, default=new_pseudonym)
+    token = models.CharField(max_length=64, unique=True, default=new_voter_token)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "source", "participant"],
+                condition=~Q(participant=""),
+                name="voter_unique_participant",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+
+class Comparison(models.Model):
+    """Two items of a ballot shown together; left/right placement is fixed at generation."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        ANSWERED = "answered", "Answered"
+        VOID = "void", "Void (ballot closed before it was answered)"
+
+    ballot = models.ForeignKey(Ballot, on_delete=models.CASCADE, related_name="comparisons")
+    item_left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    item_right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    leased_to = models.ForeignKey(
+        Voter, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(item_left=F("item_right")), name="comparison_two_items"
+            ),
+        ]
+        indexes = [
+            # The claim query walks only unanswered comparisons of a ballot.
+            models.Index(
+                fields=["ballot", "id"], condition=Q(status="open"), name="comparison_claimable"
+            ),
+            models.Index(
+                fields=["leased_to"], condition=Q(status="open"), name="comparison_outstanding"
+            ),
+        ]
+
+
+class Vote(models.Model):
+    class Choice(models.TextChoices):
+        LEFT = "left", "Left"
+        RIGHT = "right", "Right"
+        TIE = "tie", "Can't decide"
+
+    comparison = models.OneToOneField(Comparison, on_delete=models.CASCADE, related_name="vote")
+    ballot = models.ForeignKey(Ballot, on_delete=models.CASCADE, related_name="votes")
+    voter = models.ForeignKey(Voter, on_delete=models.PROTECT, related_name="votes")
+    choice = models.CharField(max_length=5, choices=Choice.choices)
+    response_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["voter", "ballot"], name="vote_per_voter_ballot")]
