@@ -1,0 +1,201 @@
+"""Study planning: budget (Eqs. 3, 4, 10) and the parameter bounds of Section 2.7."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ._validation import check_alpha, check_int
+from .ballots import ballot_sizes
+
+__all__ = ["StudyPlan", "comparisons_per_ballot", "plan_study", "uniform_m"]
+
+
+def comparisons_per_ballot(n_items: int, alpha: float, n_ballots: int, m: int) -> list[int]:
+    """Comparisons of each ballot: ``ceil(M N(k) / 2)`` (Eq. 3 term by term, footnote 6)."""
+    per_item = check_int(m, "m", minimum=1)
+    return [math.ceil(per_item * size / 2) for size in ballot_sizes(n_items, alpha, n_ballots)]
+
+
+def uniform_m(n_items: int, n_ballots: int, alpha: float, m: int) -> int:
+    """Comparisons per item of the uniform design with the adaptive design's budget.
+
+    ``round(M_unif)`` with ``M_unif = 2 N_comp / N_items`` (Section 2.5), at least 1. This is
+    the value to use for a one-ballot uniform study; for the paper's run it is 40.
+    """
+    total = sum(comparisons_per_ballot(n_items, alpha, n_ballots, m))
+    return max(1, math.floor(2 * total / n_items + 0.5))
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    """Budget of an adaptive study and the Section 2.7 bounds it breaks.
+
+    Attributes
+    ----------
+    items_per_ballot : ``N(k)`` (Eq. 2).
+    comparisons_per_ballot : ``ceil(M N(k) / 2)``.
+    total_comparisons : ``N_comp`` (Eq. 3).
+    m_top : ``M_top = n_b M``, comparisons of an item that survives every ballot (Eq. 4).
+    m_unif : ``2 N_comp / N_items`` (Eq. 4), possibly fractional.
+    uniform_m : the integer ``M`` of the uniform design with the same budget (use this one).
+    uniform_comparisons : comparisons of that uniform design.
+    person_hours : ``t_comp N_comp`` in hours (Eq. 10), when the time per comparison is known.
+    warnings : one sentence per broken bound of Section 2.7.
+    """
+
+    n_items: int
+    n_ballots: int
+    alpha: float
+    m: int
+    items_per_ballot: list[int]
+    comparisons_per_ballot: list[int]
+    total_comparisons: int
+    m_top: int
+    m_unif: float
+    uniform_m: int
+    uniform_comparisons: int
+    seconds_per_comparison: float | None = None
+    person_hours: float | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON-serialisable) for templates and APIs."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        lines = [
+            f"Study plan: {self.n_items} items, {self.n_ballots} ballots, "
+            f"alpha = {self.alpha:g}, M = {self.m}",
+            "",
+            "  ballot  items  comparisons",
+        ]
+        for k, (size, comps) in enumerate(
+            zip(self.items_per_ballot, self.comparisons_per_ballot, strict=True), start=1
+        ):
+            lines.append(f"  {k:>6}  {size:>5}  {comps:>11,}")
+        lines += [
+            "",
+            f"Comparisons in all (Eq. 3):       {self.total_comparisons:,}",
+            f"M_top = n_b * M (Eq. 4):          {self.m_top}",
+            f"M_unif = 2 N_comp / N_items:      {self.m_unif:.2f}",
+            f"Uniform design, same budget:      M = {self.uniform_m} "
+            f"({self.uniform_comparisons:,} comparisons)",
+        ]
+        if self.person_hours is not None:
+            lines.append(
+                f"Cost (Eq. 10):                    {self.person_hours:,.1f} person-hours "
+                f"at {self.seconds_per_comparison:g} s per comparison"
+            )
+        lines.append("")
+        if self.warnings:
+            lines.append("Warnings (Section 2.7):")
+            lines += [f"  - {warning}" for warning in self.warnings]
+        else:
+            lines.append("All bounds of Section 2.7 are met.")
+        return "\n".join(lines)
+
+
+def plan_study(
+    n_items: int,
+    n_ballots: int,
+    alpha: float,
+    m: int,
+    seconds_per_comparison: float | None = None,
+) -> StudyPlan:
+    """Plan an adaptive study: sizes, budget, cost and broken Section 2.7 bounds.
+
+    Parameters
+    ----------
+    n_items : int
+        Items of the study (at least 2).
+    n_ballots : int
+        ``n_b`` (at least 1).
+    alpha : float
+        Fraction kept after each ballot, in (0, 1).
+    m : int
+        Comparisons per item and ballot (at least 1).
+    seconds_per_comparison : float, optional
+        Average time of one comparison ``t_comp``, for the cost of Eq. 10.
+
+    Returns
+    -------
+    StudyPlan
+
+    Examples
+    --------
+    >>> plan_study(990, 7, 0.5, 20).total_comparisons
+    19660
+    """
+    n = check_int(n_items, "n_items", minimum=2)
+    nb = check_int(n_ballots, "n_ballots", minimum=1)
+    a = check_alpha(alpha)
+    per_item = check_int(m, "m", minimum=1)
+    seconds = None
+    if seconds_per_comparison is not None:
+        seconds = float(seconds_per_comparison)
+        if not math.isfinite(seconds) or seconds <= 0:
+            raise ValueError(
+                f"seconds_per_comparison must be a positive number, got {seconds_per_comparison!r}"
+            )
+    sizes = ballot_sizes(n, a, nb)
+    comparisons = comparisons_per_ballot(n, a, nb, per_item)
+    total = sum(comparisons)
+    m_unif = 2 * total / n
+    m_uniform = uniform_m(n, nb, a, per_item)
+    return StudyPlan(
+        n_items=n,
+        n_ballots=nb,
+        alpha=a,
+        m=per_item,
+        items_per_ballot=sizes,
+        comparisons_per_ballot=comparisons,
+        total_comparisons=total,
+        m_top=nb * per_item,
+        m_unif=m_unif,
+        uniform_m=m_uniform,
+        uniform_comparisons=math.ceil(m_uniform * n / 2),
+        seconds_per_comparison=seconds,
+        person_hours=None if seconds is None else seconds * total / 3600,
+        warnings=_broken_bounds(n, nb, a, per_item, total),
+    )
+
+
+def _broken_bounds(n: int, nb: int, alpha: float, m: int, total: int) -> list[str]:
+    warnings = []
+    if nb < 2:
+        warnings.append(
+            f"n_b = {nb}: the adaptive approach needs at least 2 ballots "
+            f"(one ballot is the uniform design)."
+        )
+    if nb > 10:
+        warnings.append(
+            f"n_b = {nb} ballots: more than about 10 ballots means many pauses in the "
+            f"vote collection."
+        )
+    if nb >= 2:
+        upper = 0.1 ** (1 / (nb - 1))
+        if alpha > upper:
+            warnings.append(
+                f"alpha = {alpha:g} is above 0.1^(1/(n_b-1)) = {upper:.3f}: more than 10% of the "
+                f"items survive to the last ballot, so the votes are not focused on the top."
+            )
+        lower = (2 / n) ** (1 / (nb - 1))
+        if alpha < lower:
+            warnings.append(
+                f"alpha = {alpha:g} is below (2/N_items)^(1/(n_b-1)) = {lower:.3f}: the last "
+                f"ballot would hold fewer than about two items."
+            )
+    if nb * m < 100:
+        warnings.append(
+            f"M_top = n_b * M = {nb * m} is below about 100: the top items are compared too "
+            f"few times for a precise ranking."
+        )
+    needed = 50 * n / ((1 - alpha) * nb)
+    if total < needed:
+        warnings.append(
+            f"N_comp = {total:,} is below 50 N_items / ((1 - alpha) n_b) = {needed:,.0f}: "
+            f"too few comparisons for this many items."
+        )
+    return warnings

@@ -1,0 +1,25 @@
+"""The examples in the library's docstrings run and print what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "ranking.ballots",
+    "ranking.bradley_terry",
+    "ranking.metrics",
+    "ranking.planning",
+    "ranking.scores",
+    "ranking.voters",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_hold(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"np": importlib.import_module("numpy")})
+    assert result.attempted > 0
+    assert result.failed == 0

@@ -1,0 +1,166 @@
+"""Simulated studies and the ``python -m ranking.simulate`` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ranking import (
+    METRICS,
+    PUBLISHED_TABLE2,
+    VARIANTS,
+    run_simulations,
+    similarity_for,
+    simulate_study,
+    table2,
+)
+from ranking.simulate import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_one_simulation_scores_both_designs() -> None:
+    z = similarity_for("exponential", 120)
+    result = simulate_study(z, np.random.default_rng(0), m=8, alpha=0.5, n_ballots=3)
+    assert set(result) == {"adaptive", "uniform"}
+    for metrics in result.values():
+        assert set(metrics) == set(METRICS)
+        assert all(-1.0 <= value <= 1.0 for value in metrics.values())
+
+
+def test_the_adaptive_design_wins_at_the_top_of_the_ranking() -> None:
+    z = similarity_for("exponential", 300)
+    summary = run_simulations(z, sims=4, seed=1, m=10, alpha=0.5, n_ballots=4, n_voters=30)
+    adaptive = summary.mean_sd("adaptive")["rho_w"][0]
+    uniform = summary.mean_sd("uniform")["rho_w"][0]
+    assert adaptive is not None and uniform is not None
+    assert adaptive > uniform + 0.05
+    assert summary.comparisons == {"adaptive": 2815, "uniform": 2850}
+
+
+def test_simulations_are_reproducible_with_a_seed() -> None:
+    z = similarity_for("power_law", 80)
+    first = run_simulations(z, sims=2, seed=3, m=6, n_ballots=2)
+    second = run_simulations(z, sims=2, seed=3, m=6, n_ballots=2)
+    assert np.array_equal(first.values["adaptive"], second.values["adaptive"])
+
+
+def test_worker_processes_do_not_change_the_result() -> None:
+    z = similarity_for("exponential", 60)
+    serial = run_simulations(z, sims=3, seed=2, m=4, n_ballots=2, n_voters=10)
+    parallel = run_simulations(z, sims=3, seed=2, m=4, n_ballots=2, n_voters=10, jobs=2)
+    for design in ("adaptive", "uniform"):
+        assert np.array_equal(serial.values[design], parallel.values[design])
+
+
+def test_the_reference_code_variant_switches_on_all_six_departures() -> None:
+    paper, reference = VARIANTS["paper"], VARIANTS["reference-code"]
+    assert (paper.amplitude, reference.amplitude) == ("paper", "reference-code")
+    assert paper.sqrt_power_law and not reference.sqrt_power_law
+    assert reference.lagged_running_mean and not paper.lagged_running_mean
+    assert (paper.select_by, reference.select_by) == ("score", "x")
+    assert reference.swapped_metrics and not paper.swapped_metrics
+    assert paper.budget_uniform_m and not reference.budget_uniform_m
+
+
+def test_the_reference_code_variant_lands_near_the_published_adaptive_rows() -> None:
+    result = table2(variant="reference-code", sims=6, seed=0)
+    for row in result["rows"]:
+        if row["design"] != "adaptive":
+            continue
+        published_mean, published_sd = PUBLISHED_TABLE2[(row["distribution"], "adaptive")]["rho_w"]
+        assert abs(row["rho_w"][0] - published_mean) < 3 * published_sd
+
+
+def test_it_rejects_an_unknown_variant_or_distribution() -> None:
+    with pytest.raises(ValueError, match="variant"):
+        similarity_for("exponential", 10, "authors")
+    with pytest.raises(ValueError, match="distribution"):
+        similarity_for("uniform", 10)
+
+
+def _check_row_shape(row: dict[str, object]) -> None:
+    for metric in METRICS:
+        value = row[metric]
+        assert isinstance(value, list) and len(value) == 2
+        assert all(isinstance(number, float) for number in value)
+
+
+def test_table2_json_has_the_documented_shape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    csv_path = tmp_path / "embedding.csv"
+    values = np.linspace(0.8, -0.3, 990)
+    csv_path.write_text("similarity\n" + "\n".join(f"{value:.6f}" for value in values) + "\n")
+    code = main(
+        ["table2", "--sims", "2", "--seed", "4", "--embedding-csv", str(csv_path), "--json"]
+    )
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert list(result) == [
+        "variant",
+        "estimator",
+        "sims",
+        "seed",
+        "seconds",
+        "comparisons",
+        "rows",
+    ]
+    assert result["variant"] == "paper"
+    assert result["estimator"] == "rescaled_borda"
+    assert (result["sims"], result["seed"]) == (2, 4)
+    assert isinstance(result["seconds"], float)
+    assert result["comparisons"] == {"adaptive": 19660, "uniform": 19800}
+    assert [(row["distribution"], row["design"]) for row in result["rows"]] == [
+        (name, design)
+        for name in ("exponential", "power_law", "embedding")
+        for design in ("uniform", "adaptive")
+    ]
+    for row in result["rows"]:
+        _check_row_shape(row)
+
+
+def test_run_json_reports_both_designs(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--dist", "power_law", "--items", "60", "--m", "6", "--alpha", "0.5"]
+    argv += ["--ballots", "2", "--voters", "10", "--sims", "2", "--seed", "1", "--json"]
+    argv += ["--estimator", "bradley_terry", "--variant", "reference-code"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["estimator"] == "bradley_terry"
+    assert result["variant"] == "reference-code"
+    assert result["comparisons"] == {"adaptive": 270, "uniform": 270}
+    assert [row["design"] for row in result["rows"]] == ["uniform", "adaptive"]
+    for row in result["rows"]:
+        _check_row_shape(row)
+
+
+def test_run_prints_a_readable_table(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--dist", "exponential", "--items", "40", "--m", "4", "--ballots", "2"]
+    assert main([*argv, "--sims", "2", "--voters", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "rho_w" in out and "adaptive" in out and "±" in out
+
+
+def test_the_module_prints_exactly_one_json_object_and_no_progress_bar() -> None:
+    argv = ["run", "--dist", "exponential", "--items", "40", "--m", "4", "--ballots", "2"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "ranking.simulate", *argv, "--sims", "2", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(completed.stdout)["sims"] == 2
+    assert completed.stderr == ""
+
+
+def test_the_command_line_refuses_a_missing_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--dist", "csv:/nonexistent/sim.csv", "--sims", "1"])
+    assert exit_info.value.code == 2
+    assert "nonexistent" in capsys.readouterr().err
