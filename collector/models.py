@@ -194,6 +194,9 @@ class ItemScore(models.Model):
             models.UniqueConstraint(fields=["ballot", "item"], name="itemscore_unique"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.item} in ballot {self.ballot_id}"
+
 
 class Voter(models.Model):
     """One person answering comparisons of one study.
@@ -264,6 +267,9 @@ class Comparison(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"comparison {self.pk}: item {self.item_left_id} vs item {self.item_right_id}"
+
 
 class Vote(models.Model):
     class Choice(models.TextChoices):
@@ -280,3 +286,6 @@ class Vote(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["voter", "ballot"], name="vote_per_voter_ballot")]
+
+    def __str__(self) -> str:
+        return f"vote on comparison {self.comparison_id}: {self.choice}"

@@ -113,10 +113,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 
 # Celery: without a broker, tasks run in-process (eagerly) so the local demo needs nothing else.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_ALWAYS_EAGER = not env.str("CELERY_BROKER_URL", default="")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or "memory://"
 CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default=CELERY_BROKER_URL or None)
+CELERY_RESULT_BACKEND = env.str(
+    "CELERY_RESULT_BACKEND", default=None if CELERY_TASK_ALWAYS_EAGER else CELERY_BROKER_URL
+)
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for a retry
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -129,7 +131,30 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Redis when configured (shared by all gunicorn workers: throttling counts must be global), else
+# per-process memory, which is right for the local demo and the tests.
+CACHE_URL = env.str("CACHE_URL", default="") or env.str("REDIS_URL", default="")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
 REST_FRAMEWORK = {
+    # Voting API only (the class ignores every other view); "none" switches a limit off.
+    "DEFAULT_THROTTLE_CLASSES": ["collector.throttling.VotingThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        # A person answers at most one comparison every second or two.
+        "voting_token": env.str("VOTING_TOKEN_RATE", default="120/min"),
+        # Many voters may share an address (campus NAT): generous, but bounded.
+        "voting_ip": env.str("VOTING_IP_RATE", default="6000/min"),
+        # Registering creates a row: the cheapest abuse, so the tightest per-address limit.
+        "voting_register": env.str("VOTING_REGISTER_RATE", default="600/hour"),
+    },
+    # Behind N reverse proxies, the client address is the N-th from the right of X-Forwarded-For.
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=None),
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
@@ -143,6 +168,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Voting API for voters and export API for staff.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # <slug:...> in the URLs: without the pattern, clients (and schemathesis) may send slugs that
+    # never reach a view (Django's HTML 404).
+    "PATH_CONVERTER_OVERRIDES": {"slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"}},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "collector.throttling.document_throttling",
+    ],
 }
 
 if PRODUCTION:

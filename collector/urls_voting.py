@@ -1,3 +1,28 @@
-from django.urls import path  # noqa: F401
+"""Voter pages (``/s/<slug>/...``) and the voting API (``/api/v1/studies/<slug>/...``)."""
 
-urlpatterns: list = []
+from django.urls import include, path
+
+from collector.api import voting as api
+from collector.views import voting as views
+
+app_name = "voting"
+
+pages = [
+    path("", views.study_link, name="study"),
+    path("vote/", views.vote_page, name="vote"),
+    path("done/", views.done_page, name="done"),
+    path("wait/", views.wait_page, name="wait"),
+    path("next", views.next_json, name="next"),
+    path("answer", views.answer_json, name="answer"),
+]
+
+api_urls = [
+    path("voters", api.CreateVoter.as_view(), name="api-voters"),
+    path("next", api.NextComparison.as_view(), name="api-next"),
+    path("votes", api.Votes.as_view(), name="api-votes"),
+]
+
+urlpatterns = [
+    path("s/<slug:slug>/", include(pages)),
+    path("api/v1/studies/<slug:slug>/", include(api_urls)),
+]

@@ -1,0 +1,27 @@
+# One image for web (gunicorn), worker and beat (celery); the compose file picks the command.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+RUN useradd --create-home --uid 1000 app
+
+COPY pyproject.toml ./
+COPY ranking ./ranking
+COPY collector ./collector
+RUN pip install .
+
+COPY manage.py ./
+COPY templates ./templates
+COPY static ./static
+# collectstatic needs settings to import; these throwaway values are not used at run time.
+RUN DJANGO_ENV=production SECRET_KEY=build-only ALLOWED_HOSTS=localhost STATIC_ROOT=/app/staticfiles \
+    python manage.py collectstatic --noinput --verbosity 0
+
+USER app
+EXPOSE 8000
+CMD ["gunicorn", "collector.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", \
+     "--access-logfile", "-"]

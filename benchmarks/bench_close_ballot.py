@@ -1,0 +1,164 @@
+"""Benchmark: close a ballot of 100,000 items with M = 20 (1,000,000 answered comparisons).
+
+Measures the close job (``lifecycle.close_ballot``: load the votes, score through ``ranking``,
+store 100,000 scores, generate and store ballot 2's 50,000 items and 500,000 comparisons) in a
+fresh child process, so the peak memory reported is the job's own. Needs PostgreSQL::
+
+    createdb -h 127.0.0.1 -U postgres collector_bench
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/collector_bench \\
+        .venv/bin/python benchmarks/bench_close_ballot.py [--items 100000] [--m 20]
+
+Target (issue 3): under 30 s and under 1.5 GB peak memory on the 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collector.settings")
+
+
+def _django():
+    import django
+
+    django.setup()
+
+
+def setup_study(n_items: int, m: int) -> int:
+    """A study of ``n_items`` items whose ballot 1 is fully answered and ``closing``."""
+    import numpy as np
+    from django.core.management import call_command
+    from django.db import connection
+
+    from collector import ballots_sql, importing, lifecycle
+    from collector.models import Ballot, Comparison, Study, Vote, Voter
+
+    call_command("migrate", verbosity=0)
+    for study_id in Study.objects.filter(name="bench-close").values_list("id", flat=True):
+        lifecycle.delete_study(study_id)
+    n_tokens = int(np.ceil((1 + np.sqrt(1 + 8 * n_items)) / 2))
+    tokens = "".join(f"Bench,token {i}\n" for i in range(n_tokens))
+    areas = importing.parse_tokens(tokens, max_bytes=10**8)
+    t0 = time.perf_counter()
+    study = lifecycle.create_study(
+        name="bench-close", areas=areas, n_ballots=7, alpha=0.5, m=m, seed=1,
+        max_items_per_area=n_items,
+    )  # fmt: skip
+    t_create = time.perf_counter() - t0
+    ballot = study.ballots.get(number=1)
+    lifecycle.open_ballot(ballot.pk)
+    voters = Voter.objects.bulk_create(
+        Voter(study=study, source=Voter.Source.SIMULATED, participant=f"bench-{v}")
+        for v in range(100)
+    )
+    voter_ids = np.array([v.pk for v in voters], dtype=np.int64)
+    comps = np.array(
+        Comparison.objects.filter(ballot=ballot).values_list(
+            "id", "item_left__index", "item_right__index"
+        ),
+        dtype=np.int64,
+    )
+    rng = np.random.default_rng(0)
+    # A crowd that mostly prefers the lower index (a real ranking to recover), 5% ties.
+    u = rng.random(len(comps))
+    better_left = comps[:, 1] < comps[:, 2]
+    choice = np.where(u < 0.05, "tie", np.where((u < 0.85) == better_left, "left", "right"))
+    t0 = time.perf_counter()
+    ballots_sql.bulk_insert(
+        Vote,
+        {
+            "comparison_id": comps[:, 0],
+            "voter_id": voter_ids[np.arange(len(comps)) % 100],
+            "choice": choice,
+        },
+        {"ballot_id": ballot.pk},
+    )
+    Comparison.objects.filter(ballot=ballot).update(status=Comparison.Status.ANSWERED)
+    Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(
+        f"setup: {n_items:,} items, {len(comps):,} answered comparisons "
+        f"(create_study {t_create:.1f} s, votes stored in {time.perf_counter() - t0:.1f} s)",
+        flush=True,
+    )
+    return ballot.pk
+
+
+def _backend_peak_mb(pid: int) -> int | None:
+    """Peak RSS of the PostgreSQL backend serving us (same machine only; includes the shared
+    buffers it touched, so an upper bound of its own memory)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024)
+    except OSError:
+        pass
+    return None
+
+
+def close_only(ballot_id: int) -> None:
+    from django.db import connection
+
+    from collector import lifecycle
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+    t0 = time.perf_counter()
+    result = lifecycle.close_ballot(ballot_id)
+    elapsed = time.perf_counter() - t0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report = {
+        "seconds": round(elapsed, 2),
+        "peak_rss_mb": round(peak_mb),
+        "postgres_backend_peak_rss_mb": _backend_peak_mb(backend),
+        "result": result,
+    }
+    print(json.dumps(report))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--m", type=int, default=20)
+    parser.add_argument("--close-only", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        sys.exit("set DATABASE_URL to a scratch PostgreSQL database (see the docstring)")
+    _django()
+    if args.close_only:
+        close_only(args.close_only)
+        return
+    ballot_id = setup_study(args.items, args.m)
+    child = subprocess.run(
+        [sys.executable, __file__, "--close-only", str(ballot_id)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    report = json.loads(child.stdout.strip().splitlines()[-1])
+    from collector.models import Ballot, Comparison
+
+    nxt = Ballot.objects.get(study__ballots=ballot_id, number=2)
+    report.update(
+        items=args.items,
+        m=args.m,
+        answered=Comparison.objects.filter(ballot_id=ballot_id).count(),
+        next_ballot_items=nxt.n_items,
+        next_ballot_comparisons=Comparison.objects.filter(ballot=nxt).count(),
+        cpus=os.cpu_count(),
+        ram_gb=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+    )
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

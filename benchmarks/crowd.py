@@ -1,0 +1,440 @@
+"""A simulated crowd over real HTTP: ranking's Section 4.1 voters play a whole study.
+
+``V`` voters are active at any time (one asyncio task each, one shared httpx connection pool).
+Each arrives, registers (``POST /api/v1/studies/<slug>/voters``), fetches a comparison, thinks for
+an exponential time (mean ``--think-ms``), answers as simulated voter ``arrival % crowd_size``
+of :class:`ranking.SimulatedCrowd` would, and votes (``POST .../votes``: vote-and-next). It leaves
+at its quota (the completion code) and the next arrival takes its place. When nothing is
+claimable (between ballots, or every open comparison leased) it asks again after a pause, as the
+voter's wait page does. The admin is scripted: whenever the study has a pending ballot and none
+open or closing, it is opened through :func:`collector.lifecycle.open_ballot`; ballots close
+through whatever runs the Celery tasks (the real worker in the rehearsal and the tests).
+
+The run stops when the study is finished, after ``--max-ballots`` closed ballots, or at
+``--timeout``. Then the database is read (so the generator needs ``DATABASE_URL``): votes stored,
+lost votes (acknowledged, not in the database), duplicated votes (in the database, never
+acknowledged, or one comparison acknowledged twice), each ballot's time in ``closing``, and the
+final ranking against the simulated truth (item ``i``'s similarity follows ``Item.index``, as in
+``manage.py simulate_votes``).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowd_rehearsal \\
+        .venv/bin/python benchmarks/crowd.py --url http://127.0.0.1:8000 --slug SLUG \\
+        --voters 200 --think-ms 300 --json out.json
+
+``benchmarks/crowd_rehearsal.py`` sets up the whole stack and runs this in one command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import ranking  # noqa: E402  (after the path fix: the script runs from anywhere)
+
+CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
+RETRYABLE = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass
+class CrowdConfig:
+    base_url: str  # e.g. http://127.0.0.1:8000
+    slug: str
+    voters: int = 100  # active at once
+    think_ms: float = 300.0  # mean of the exponential pause before each answer; 0: none
+    seed: int = 0
+    dist: str = "exponential"  # underlying similarity: exponential or power_law
+    crowd_size: int = 100  # distinct simulated people; arrival n plays person n % crowd_size
+    timeout: float = 120.0  # seconds for the whole run
+    max_ballots: int | None = None  # stop after this many closed ballots (None: the study's end)
+    idle_poll_s: float = 1.0  # pause before asking again when no comparison is available
+    admin_poll_s: float = 0.25
+    request_timeout: float = 30.0
+    retries: int = 5  # per request, on transport errors, 429 and 5xx
+
+
+@dataclass
+class StudyInfo:
+    study_id: int
+    n_items: int
+    allow_ties: bool
+
+
+@dataclass
+class Tally:
+    """What the clients saw; the event loop is single-threaded, so plain counters suffice."""
+
+    stop: bool = False
+    arrivals: int = 0
+    left_at_quota: int = 0
+    requests: int = 0
+    votes_sent: int = 0
+    # (voter token, comparison id) -> choice, for every 201 or 200 answer to a vote.
+    acked: dict[tuple[str, int], str] = field(default_factory=dict)
+    acked_201: Counter[int] = field(default_factory=Counter)  # comparison id -> times created
+    vote_ms: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    client_cpu: float = 0.0  # CPU seconds of this process (the load generator itself)
+    first_vote: float | None = None
+    last_ack: float | None = None
+
+
+class DjangoAdmin:
+    """The scripted admin and the auditor, through the ORM. Call every method from one thread
+    (the generator runs them in a dedicated executor: Django forbids the ORM in an event loop)."""
+
+    def __init__(self, slug: str) -> None:
+        self.slug = slug
+
+    def info(self) -> StudyInfo:
+        from collector.models import Study
+
+        study = Study.objects.get(slug=self.slug)
+        return StudyInfo(study.pk, study.items.count(), study.allow_ties)
+
+    def item_indexes(self) -> dict[int, int]:
+        from collector.models import Item
+
+        return dict(Item.objects.filter(study__slug=self.slug).values_list("id", "index"))
+
+    def tick(self, max_ballots: int | None) -> bool:
+        """Open the pending ballot when nothing is open or closing; True when the run is over."""
+        from collector import lifecycle
+        from collector.models import Ballot, Study
+
+        study = Study.objects.get(slug=self.slug)
+        if study.status == Study.Status.FINISHED:
+            return True
+        statuses = dict(study.ballots.values_list("number", "status"))
+        closed = sum(s == Ballot.Status.CLOSED for s in statuses.values())
+        if max_ballots is not None and closed >= max_ballots:
+            return True
+        active = {Ballot.Status.OPEN, Ballot.Status.CLOSING}
+        if not any(s in active for s in statuses.values()):
+            pending = [n for n, s in statuses.items() if s == Ballot.Status.PENDING]
+            if pending:
+                ballot = study.ballots.get(number=min(pending))
+                with contextlib.suppress(lifecycle.LifecycleError):  # someone else opened it
+                    lifecycle.open_ballot(ballot.pk)
+        return False
+
+    def audit(self) -> dict[str, Any]:
+        """Votes stored, ballots (with their time in closing) and the final ranks if finished."""
+        from collector.models import Item, Study, Vote
+
+        study = Study.objects.get(slug=self.slug)
+        stored = list(
+            Vote.objects.filter(ballot__study=study).values_list(
+                "voter__token", "comparison_id", "choice"
+            )
+        )
+        ballots = []
+        for b in study.ballots.order_by("number"):
+            closing = (
+                (b.closed_at - b.closing_at).total_seconds()
+                if b.closed_at and b.closing_at
+                else None
+            )
+            ballots.append(
+                {"number": b.number, "status": b.status, "n_items": b.n_items,
+                 "votes": b.votes.count(), "closing_seconds": closing}
+            )  # fmt: skip
+        ranks = None
+        if study.status == Study.Status.FINISHED:
+            ranks = list(Item.objects.filter(study=study).order_by("index").values_list(
+                "final_rank", flat=True))  # fmt: skip
+        return {"status": study.status, "stored": stored, "ballots": ballots, "ranks": ranks}
+
+    def close(self) -> None:
+        from django.db import connections
+
+        connections.close_all()
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 2) if values else None
+
+
+class Crowd:
+    def __init__(self, cfg: CrowdConfig, info: StudyInfo, item_index: dict[int, int]) -> None:
+        self.cfg = cfg
+        self.info = info
+        self.item_index = item_index
+        z = ranking.underlying_similarity(cfg.dist, info.n_items)
+        rng = np.random.default_rng([cfg.seed, 0])
+        self.people = ranking.SimulatedCrowd(z, cfg.crowd_size, rng)
+        self.tally = Tally()
+        self.api = f"/api/v1/studies/{cfg.slug}"
+
+    async def request(
+        self, http: httpx.AsyncClient, method: str, path: str, **kw: Any
+    ) -> httpx.Response | None:
+        """One request with retries on transport errors, 429 (after Retry-After) and 5xx.
+
+        Retrying a vote is safe: the API answers a repeated identical vote with 200.
+        """
+        t = self.tally
+        for attempt in range(self.cfg.retries + 1):
+            if t.stop:
+                return None
+            t.requests += 1
+            try:
+                r = await http.request(method, self.api + path, **kw)
+            except httpx.HTTPError as exc:
+                t.errors[type(exc).__name__] += 1
+                await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+                continue
+            if r.status_code not in RETRYABLE:
+                if r.status_code >= 400:
+                    t.errors[str(r.status_code)] += 1
+                return r
+            t.errors[str(r.status_code)] += 1
+            pause = float(r.headers.get("Retry-After") or 0) or min(2.0, 0.1 * 2**attempt)
+            await asyncio.sleep(pause)
+        return None
+
+    def choose(self, comparison: dict[str, Any], person: int, rng: np.random.Generator) -> str:
+        pair = [[self.item_index[comparison["left"]["item_id"]],
+                 self.item_index[comparison["right"]["item_id"]]]]  # fmt: skip
+        score = float(self.people.answer(pair, [person])[0])
+        if score == 0.5 and not self.info.allow_ties:
+            score = float(rng.integers(0, 2))
+        return CHOICE[score]
+
+    async def voter(self, http: httpx.AsyncClient, arrival: int) -> None:
+        """One voter from arrival to departure (quota reached, or the run stopped)."""
+        cfg, t = self.cfg, self.tally
+        person = arrival % cfg.crowd_size
+        rng = np.random.default_rng([cfg.seed, 1, arrival])
+        r = await self.request(
+            http, "POST", "/voters", json={"participant": f"crowd-{cfg.seed}-{arrival}"}
+        )
+        if r is None or r.status_code not in (200, 201):
+            await asyncio.sleep(cfg.idle_poll_s)
+            return
+        head = {"X-Voter-Token": r.json()["token"]}
+        token = head["X-Voter-Token"]
+        r = await self.request(http, "GET", "/next", headers=head)
+        while r is not None and not t.stop:
+            if r.status_code >= 400:
+                return
+            body = r.json()
+            c = body["comparison"]
+            if c is None:
+                if body["completion_code"]:
+                    t.left_at_quota += 1
+                    return
+                await asyncio.sleep(cfg.idle_poll_s * (0.5 + rng.random()))
+                r = await self.request(http, "GET", "/next", headers=head)
+                continue
+            think = float(rng.exponential(cfg.think_ms)) if cfg.think_ms > 0 else 0.0
+            if think:
+                await asyncio.sleep(think / 1000)
+            if t.stop:
+                return
+            choice = self.choose(c, person, rng)
+            vote = {"comparison_id": c["id"], "choice": choice, "response_ms": int(think)}
+            t.votes_sent += 1
+            start = time.perf_counter()
+            if t.first_vote is None:
+                t.first_vote = start
+            r = await self.request(http, "POST", "/votes", headers=head, json=vote)
+            if r is None:
+                return
+            if r.status_code in (200, 201):
+                t.last_ack = time.perf_counter()
+                t.vote_ms.append((t.last_ack - start) * 1000)
+                t.acked[(token, c["id"])] = choice
+                if r.status_code == 201:
+                    t.acked_201[c["id"]] += 1
+            else:  # a 4xx: the comparison is gone (should not happen); ask for the next one
+                r = await self.request(http, "GET", "/next", headers=head)
+
+    async def slot(self, http: httpx.AsyncClient) -> None:
+        """One of the V places: when a voter leaves, the next arrival takes it."""
+        while not self.tally.stop:
+            arrival = self.tally.arrivals
+            self.tally.arrivals += 1
+            await self.voter(http, arrival)
+
+
+async def run_crowd(
+    cfg: CrowdConfig, admin: DjangoAdmin | None = None, *, log: Callable[[str], Any] = print
+) -> dict[str, Any]:
+    """Play the crowd against ``cfg.base_url`` and return the summary (see the module doc)."""
+    admin = admin or DjangoAdmin(cfg.slug)
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(1, thread_name_prefix="crowd-db") as db:
+
+        async def call(fn: Callable[..., Any], *args: Any) -> Any:
+            return await loop.run_in_executor(db, fn, *args)
+
+        try:
+            info = await call(admin.info)
+            crowd = Crowd(cfg, info, await call(admin.item_indexes))
+            t = crowd.tally
+            start, cpu = time.perf_counter(), time.process_time()
+            timed_out = False
+            # One client (one keep-alive connection) per place: httpcore's pool checks every
+            # connection it holds on each request, so one shared pool costs O(V) per request.
+            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+            async with contextlib.AsyncExitStack() as stack:
+                clients = [
+                    await stack.enter_async_context(
+                        httpx.AsyncClient(
+                            base_url=cfg.base_url, limits=limits, timeout=cfg.request_timeout
+                        )
+                    )
+                    for _ in range(cfg.voters)
+                ]
+                slots = [asyncio.create_task(crowd.slot(http)) for http in clients]
+                while True:
+                    if await call(admin.tick, cfg.max_ballots):
+                        break
+                    if time.perf_counter() - start > cfg.timeout:
+                        timed_out = True
+                        log(f"timeout after {cfg.timeout:.0f} s")
+                        break
+                    await asyncio.sleep(cfg.admin_poll_s)
+                t.stop = True
+                _, pending = await asyncio.wait(slots, timeout=cfg.request_timeout)
+                for task in pending:  # a request still hanging after the grace period
+                    task.cancel()
+                await asyncio.gather(*slots, return_exceptions=True)
+            wall = time.perf_counter() - start
+            t.client_cpu = time.process_time() - cpu
+            audit = await call(admin.audit)
+        finally:
+            await call(admin.close)
+    return summarize(cfg, info, crowd.tally, audit, wall, timed_out)
+
+
+def summarize(
+    cfg: CrowdConfig,
+    info: StudyInfo,
+    t: Tally,
+    audit: dict[str, Any],
+    wall: float,
+    timed_out: bool,
+) -> dict[str, Any]:
+    stored = {(token, cid): choice for token, cid, choice in audit["stored"]}
+    acked = set(t.acked.items())
+    in_db = set(stored.items())
+    twice = sum(n - 1 for n in t.acked_201.values() if n > 1)
+    span = (t.last_ack - t.first_vote) if t.first_vote and t.last_ack else 0.0
+    out: dict[str, Any] = {
+        "voters": cfg.voters,
+        "think_ms": cfg.think_ms,
+        "seed": cfg.seed,
+        "crowd_size": cfg.crowd_size,
+        "items": info.n_items,
+        "study_status": audit["status"],
+        "timed_out": timed_out,
+        "arrivals": t.arrivals,
+        "left_at_quota": t.left_at_quota,
+        "requests": t.requests,
+        "votes_sent": t.votes_sent,
+        "votes_acknowledged": len(t.acked),
+        "votes_stored": len(audit["stored"]),
+        "lost": len(acked - in_db),
+        "duplicated": len(in_db - acked) + twice,
+        "votes_per_second": round(len(t.acked) / span, 1) if span else 0.0,
+        "wall_seconds": round(wall, 2),
+        "client_cpu_ms_per_request": round(1000 * t.client_cpu / max(1, t.requests), 3),
+        "p50_ms": _percentile(t.vote_ms, 50),
+        "p95_ms": _percentile(t.vote_ms, 95),
+        "p99_ms": _percentile(t.vote_ms, 99),
+        "errors": dict(sorted(t.errors.items())),
+        "errors_total": sum(t.errors.values()),
+        "ballots": audit["ballots"],
+        "closing_seconds": [b["closing_seconds"] for b in audit["ballots"] if b["closing_seconds"]],
+    }
+    metrics: dict[str, float | None] = dict.fromkeys(ranking.METRICS)
+    if audit["ranks"] is not None:
+        z = ranking.underlying_similarity(cfg.dist, info.n_items)
+        found = ranking.rank_metrics(np.asarray(audit["ranks"]), ranking.true_ranks(z))
+        metrics = {k: round(v, 4) for k, v in found.items()}
+    out.update(metrics)
+    return out
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    lines = [
+        f"{s['voters']} voters, think {s['think_ms']:g} ms, {s['items']} items: study "
+        f"{s['study_status']}{' (TIMED OUT)' if s['timed_out'] else ''} in {s['wall_seconds']} s",
+        f"votes sent {s['votes_sent']}, acknowledged {s['votes_acknowledged']}, stored "
+        f"{s['votes_stored']}, lost {s['lost']}, duplicated {s['duplicated']}",
+        f"{s['votes_per_second']} votes/s; vote-and-next p50 {s['p50_ms']} ms, p95 "
+        f"{s['p95_ms']} ms, p99 {s['p99_ms']} ms",
+        f"errors {s['errors'] or 'none'}; arrivals {s['arrivals']}, requests {s['requests']} "
+        f"(load generator CPU {s['client_cpu_ms_per_request']} ms per request)",
+        f"time in closing per ballot (s): {s['closing_seconds']}",
+        "ranking vs truth: "
+        + ", ".join(f"{k} {s[k]}" for k in ranking.METRICS)
+        + ("" if s["rho_w"] is not None else " (study not finished)"),
+    ]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--slug", required=True, help="the study (its ballot 1 may still be pending)")
+    p.add_argument("--voters", type=int, default=100, help="voters active at once (V)")
+    p.add_argument("--think-ms", type=float, default=300.0, help="mean think time; 0: none")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dist", choices=["exponential", "power_law"], default="exponential")
+    p.add_argument("--crowd-size", type=int, default=100, help="distinct simulated people")
+    p.add_argument("--max-ballots", type=int, default=None, help="stop after this many closed")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole run")
+    p.add_argument("--json", metavar="PATH", help="also write the summary as one JSON object")
+    return p
+
+
+def config_from_args(a: argparse.Namespace) -> CrowdConfig:
+    if a.voters < 1 or a.crowd_size < 1 or a.think_ms < 0:
+        raise SystemExit("--voters and --crowd-size must be >= 1, --think-ms >= 0")
+    return CrowdConfig(
+        base_url=a.url.rstrip("/"), slug=a.slug, voters=a.voters, think_ms=a.think_ms,
+        seed=a.seed, dist=a.dist, crowd_size=a.crowd_size, timeout=a.timeout,
+        max_ballots=a.max_ballots,
+    )  # fmt: skip
+
+
+def setup_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collector.settings")
+    import django
+
+    django.setup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    cfg = config_from_args(args)
+    setup_django()
+    summary = asyncio.run(run_crowd(cfg))
+    print(format_summary(summary))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    return 0 if summary["lost"] == 0 and summary["duplicated"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

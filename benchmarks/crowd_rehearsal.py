@@ -1,0 +1,246 @@
+"""Rehearse a study on this machine in one command: the whole stack, a simulated crowd, figures.
+
+1. creates a fresh PostgreSQL database (``--db``, dropped first) and migrates it; empties its own
+   Redis databases (broker ``--redis-db``, cache ``--redis-db + 1``);
+2. creates a study with ``manage.py create_study`` (one area, ``--items`` items, ballot 1
+   pending);
+3. starts a Celery worker and gunicorn on 127.0.0.1 (``--workers`` x ``--threads``, gthread);
+4. runs the load generator (``benchmarks/crowd.py``): the admin's opens are scripted, ballots close
+   through the worker;
+5. stops what it started, prints the summary; ``--json`` writes it, ``--append-results`` appends
+   the headline figures to a list (``benchmarks/results/crowd.json``).
+
+    .venv/bin/python benchmarks/crowd_rehearsal.py --voters 200 --think-ms 300 \\
+        --append-results benchmarks/results/crowd.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import crowd  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--voters", type=int, default=200, help="voters active at once")
+    p.add_argument("--think-ms", type=float, default=300.0, help="mean think time; 0: none")
+    p.add_argument("--items", type=int, default=400, help="study size N")
+    p.add_argument("--m", type=int, default=20, help="comparisons per item per ballot (M)")
+    p.add_argument("--alpha", type=float, default=0.5)
+    p.add_argument("--ballots", type=int, default=3, help="n_b")
+    p.add_argument("--per-voter-cap", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--crowd-size", type=int, default=100)
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds for the voting")
+    p.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    p.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--db", default="crowd_rehearsal", help="PostgreSQL database (recreated)")
+    p.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="server URL")
+    p.add_argument("--redis", default="redis://127.0.0.1:6379")
+    p.add_argument("--redis-db", type=int, default=5, help="broker db; the cache uses the next")
+    p.add_argument("--token-rate", default="6000/min", help="VOTING_TOKEN_RATE for the server")
+    p.add_argument("--ip-rate", default="1000000/min", help="VOTING_IP_RATE (all from loopback)")
+    p.add_argument("--register-rate", default="100000/hour", help="VOTING_REGISTER_RATE")
+    p.add_argument("--json", metavar="PATH", help="write the full summary")
+    p.add_argument("--append-results", metavar="PATH", help="append the headline figures")
+    p.add_argument("--profile", metavar="DIR", help="py-spy record the workers into DIR")
+    return p
+
+
+def items_csv(n_items: int) -> str:
+    """One area with enough tokens for ``n_items`` pairs; item i is the i-th pair."""
+    n_tokens = 2
+    while n_tokens * (n_tokens - 1) // 2 < n_items:
+        n_tokens += 1
+    pairs = list(combinations(range(n_tokens), 2))[:n_items]
+    return "area,token_a,token_b\n" + "".join(f"Rehearsal,term {a},term {b}\n" for a, b in pairs)
+
+
+def recreate_database(pg: str, name: str) -> None:
+    import psycopg2
+
+    conn = psycopg2.connect(f"{pg}/postgres")
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        cur.execute(f'CREATE DATABASE "{name}"')
+    conn.close()
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    out = subprocess.run(
+        [str(BIN / "python"), "manage.py", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if out.returncode:
+        raise SystemExit(f"manage.py {args[0]} failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout
+
+
+def stop(proc: subprocess.Popen, name: str) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            print(f"{name} did not stop in 20 s; killing it", file=sys.stderr)
+            proc.kill()
+            proc.wait()
+
+
+def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("gunicorn exited at start; see its log")
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit(f"gunicorn did not answer {url} in {timeout} s")
+
+
+def headline(summary: dict[str, Any], args: argparse.Namespace, load: float) -> dict[str, Any]:
+    keys = ["voters", "think_ms", "votes_per_second", "p50_ms", "p95_ms", "p99_ms", "lost",
+            "duplicated", "errors", "errors_total", "closing_seconds", "votes_stored", "items",
+            "study_status", "rho_w", "tau_w", "rho", "tau"]  # fmt: skip
+    out = {k: summary[k] for k in keys}
+    out.update(
+        ballots=args.ballots, m=args.m, seed=args.seed, cores=os.cpu_count(),
+        memory_gib=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
+        server=f"gunicorn gthread {args.workers}x{args.threads}, celery solo, one machine",
+        date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        load_before=round(load, 2),  # 1-min load average before the run: others' work on it
+        client_cpu_ms_per_request=summary["client_cpu_ms_per_request"],
+    )  # fmt: skip
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    load = os.getloadavg()[0]
+    redis_broker = f"{args.redis}/{args.redis_db}"
+    redis_cache = f"{args.redis}/{args.redis_db + 1}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"{args.pg}/{args.db}",
+        "CELERY_BROKER_URL": redis_broker,
+        "CACHE_URL": redis_cache,
+        "DJANGO_ENV": "development",
+        "DEBUG": "0",
+        "LOG_LEVEL": "WARNING",
+        "CONN_MAX_AGE": "600",
+        "VOTING_TOKEN_RATE": args.token_rate,
+        "VOTING_IP_RATE": args.ip_rate,
+        "VOTING_REGISTER_RATE": args.register_rate,
+    }
+    # This process is the load generator and the auditor: the same database and broker.
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")})
+    import redis
+
+    for url in (redis_broker, redis_cache):
+        redis.Redis.from_url(url).flushdb()
+    recreate_database(args.pg, args.db)
+    manage(env, "migrate", "--verbosity", "0")
+    logs = Path(tempfile.mkdtemp(prefix="crowd-rehearsal-"))
+    (logs / "items.csv").write_text(items_csv(args.items))
+    slug = manage(
+        env, "create_study", "--name", "Crowd rehearsal", "--items", str(logs / "items.csv"),
+        "--ballots", str(args.ballots), "--alpha", str(args.alpha), "--m", str(args.m),
+        "--seed", str(args.seed), "--per-voter-cap", str(args.per_voter_cap),
+    ).strip().splitlines()[-1]  # fmt: skip
+    print(f"study {slug}: {args.items} items, {args.ballots} ballots, M={args.m}; logs in {logs}")
+    base = f"http://127.0.0.1:{args.port}"
+    with ExitStack() as stack:
+        worker = subprocess.Popen(
+            [str(BIN / "celery"), "-A", "collector", "worker", "--pool=solo", "--loglevel=INFO",
+             "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "-n", f"crowd-rehearsal-{os.getpid()}@%h"],
+            cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "worker.log", "wb")),
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        stack.callback(stop, worker, "celery worker")
+        web = subprocess.Popen(
+            [str(BIN / "gunicorn"), "collector.wsgi:application", "--bind", base[7:],
+             "--workers", str(args.workers), "--worker-class", "gthread",
+             "--threads", str(args.threads), "--backlog", "2048", "--keep-alive", "30"],
+            cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "gunicorn.log", "wb")),
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        stack.callback(stop, web, "gunicorn")
+        wait_http(f"{base}/api/v1/schema/", web)
+        if args.profile:
+            stack.enter_context(profiling(web.pid, Path(args.profile)))
+        cfg = crowd.CrowdConfig(
+            base_url=base, slug=slug, voters=args.voters, think_ms=args.think_ms, seed=args.seed,
+            crowd_size=args.crowd_size, timeout=args.timeout,
+        )  # fmt: skip
+        crowd.setup_django()
+        summary = asyncio.run(crowd.run_crowd(cfg))
+    print(crowd.format_summary(summary))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    if args.append_results:
+        path = Path(args.append_results)
+        runs = json.loads(path.read_text()) if path.exists() else []
+        runs.append(headline(summary, args, load))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(runs, indent=2) + "\n")
+    return 0 if summary["lost"] == 0 and summary["duplicated"] == 0 else 1
+
+
+class profiling:
+    """py-spy on every gunicorn worker while the crowd runs (py-spy is not a project dependency:
+    ``.venv/bin/pip install py-spy`` first). Writes one speedscope/flamegraph file per worker."""
+
+    def __init__(self, master: int, folder: Path) -> None:
+        self.master, self.folder, self.procs = master, folder, []  # type: ignore[var-annotated]
+
+    def __enter__(self) -> profiling:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        out = subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(self.master)], capture_output=True, text=True
+        )
+        for pid in out.stdout.split():
+            self.procs.append(subprocess.Popen(
+                [str(BIN / "py-spy"), "record", "--pid", pid, "--rate", "200", "--format", "raw",
+                 "--output", str(self.folder / f"worker-{pid}.txt")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ))  # fmt: skip
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in self.procs:
+            proc.send_signal(signal.SIGINT)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

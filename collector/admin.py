@@ -1,0 +1,115 @@
+"""Django admin for every model. Study texts stay editable; everything that the running
+protocol depends on (parameters, items, ballots, comparisons, votes, scores) is read-only here:
+state changes go through the staff pages, which call the lifecycle functions."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from collector import lifecycle
+from collector.models import (
+    Area,
+    Ballot,
+    Comparison,
+    Item,
+    ItemScore,
+    Study,
+    Token,
+    Vote,
+    Voter,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Viewable, never added or edited by hand (deleting a whole study cascades instead)."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "status", "design", "estimator", "n_ballots", "alpha", "m"]
+    list_filter = ["status", "design", "estimator"]
+    search_fields = ["name", "slug"]
+    readonly_fields = [
+        "slug", "n_ballots", "alpha", "m", "design", "estimator", "seed", "status",
+        "created_by", "created_at", "finished_at",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request) -> bool:
+        return False  # studies are created on the staff pages (with the plan preview)
+
+    def get_deleted_objects(self, objs, request):
+        # The default lists every row to be deleted (millions of votes) and stops at Vote.voter's
+        # PROTECT; delete_study removes the bulk rows first, so a summary is enough.
+        summary = [f"{s}: its areas, items, ballots, comparisons, votes and voters" for s in objs]
+        return summary, {"studies": len(objs)}, set(), []
+
+    def delete_model(self, request, obj: Study) -> None:
+        lifecycle.delete_study(obj.pk)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for study_id in queryset.values_list("id", flat=True):
+            lifecycle.delete_study(study_id)
+
+
+@admin.register(Area)
+class AreaAdmin(ReadOnlyAdmin):
+    list_display = ["name", "study", "position"]
+    list_filter = ["study"]
+
+
+@admin.register(Token)
+class TokenAdmin(ReadOnlyAdmin):
+    list_display = ["text", "area"]
+    search_fields = ["text"]
+    list_select_related = ["area"]
+
+
+@admin.register(Item)
+class ItemAdmin(ReadOnlyAdmin):
+    list_display = ["index", "__str__", "study", "area", "final_rank", "final_score"]
+    list_filter = ["study"]
+    list_select_related = ["token_a", "token_b", "study", "area"]
+    ordering = ["study", "index"]
+
+
+@admin.register(Ballot)
+class BallotAdmin(ReadOnlyAdmin):
+    list_display = ["study", "number", "status", "n_items", "m", "opened_at", "closed_at"]
+    list_filter = ["status", "study"]
+
+
+@admin.register(ItemScore)
+class ItemScoreAdmin(ReadOnlyAdmin):
+    list_display = ["item", "ballot", "appearances", "wins", "ties", "x", "y", "ybar"]
+    list_select_related = ["item__token_a", "item__token_b", "ballot"]
+    raw_id_fields = ["item", "ballot"]
+
+
+@admin.register(Voter)
+class VoterAdmin(ReadOnlyAdmin):
+    list_display = ["pseudonym", "study", "source", "created_at", "consented_at"]
+    list_filter = ["source", "study"]
+    search_fields = ["pseudonym"]
+
+
+@admin.register(Comparison)
+class ComparisonAdmin(ReadOnlyAdmin):
+    list_display = ["id", "ballot", "item_left", "item_right", "status", "lease_expires_at"]
+    list_filter = ["status"]
+    raw_id_fields = ["ballot", "item_left", "item_right", "leased_to"]
+
+
+@admin.register(Vote)
+class VoteAdmin(ReadOnlyAdmin):
+    list_display = ["id", "ballot", "comparison", "voter", "choice", "response_ms", "created_at"]
+    list_filter = ["choice"]
+    raw_id_fields = ["ballot", "comparison", "voter"]

@@ -1,0 +1,191 @@
+"""The two exports, as row iterators over server-side cursors (never a whole table in memory).
+
+- ranking: ``rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1..x_K``
+  (K ballots the study runs; ``x_k`` empty where the item was not in ballot k; ``score`` is ybar,
+  or the Bradley-Terry strength; appearances, wins and ties are summed over the ballots);
+- votes: ``ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms``
+  (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id).
+
+The CSV files, the staff downloads and the JSON API all read these iterators.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db.models import Case, F, Max, Sum, When
+
+from collector.models import Ballot, Item, Study, Vote
+
+VOTES_HEADER = [
+    "ballot",
+    "comparison_id",
+    "item_left",
+    "item_right",
+    "choice",
+    "voter",
+    "created_at",
+    "response_ms",
+]
+RANKING_FIXED = [
+    "rank",
+    "item_id",
+    "area",
+    "token_a",
+    "token_b",
+    "score",
+    "last_ballot",
+    "appearances",
+    "wins",
+    "ties",
+]
+CHUNK = 2000  # rows fetched per round trip of the server-side cursor
+
+
+class NotFinished(Exception):
+    """The study has no final ranking yet."""
+
+
+def ballots_run(study: Study) -> int:
+    """How many ballots the study runs: n_b, or one for the uniform design."""
+    return 1 if study.design == Study.Design.UNIFORM else study.n_ballots
+
+
+def ranking_header(study: Study) -> list[str]:
+    return RANKING_FIXED + [f"x_{k}" for k in range(1, ballots_run(study) + 1)]
+
+
+def ranking_rows(study: Study, *, after_rank: int = 0, limit: int | None = None) -> Iterator[list]:
+    """Rows of the final ranking, best first. Raises :class:`NotFinished` (at the call)."""
+    if study.status != Study.Status.FINISHED:
+        raise NotFinished(f"study {study.slug} is not finished: no final ranking yet")
+    return _ranking_rows(study, after_rank, limit)
+
+
+def _ranking_rows(study: Study, after_rank: int, limit: int | None) -> Iterator[list]:
+    xs = {
+        f"x_{k}": Max(Case(When(scores__ballot__number=k, then=F("scores__x"))))
+        for k in range(1, ballots_run(study) + 1)
+    }
+    qs = (
+        Item.objects.filter(study=study, final_rank__gt=after_rank)
+        .annotate(
+            last_ballot=Max("scores__ballot__number"),
+            n_appearances=Sum("scores__appearances"),
+            n_wins=Sum("scores__wins"),
+            n_ties=Sum("scores__ties"),
+            **xs,
+        )
+        .order_by("final_rank")
+        .values_list(
+            "final_rank",
+            "index",
+            "area__name",
+            "token_a__text",
+            "token_b__text",
+            "final_score",
+            "last_ballot",
+            "n_appearances",
+            "n_wins",
+            "n_ties",
+            *xs,
+        )  # fmt: skip
+    )
+    if limit is not None:
+        qs = qs[:limit]
+    for row in qs.iterator(chunk_size=CHUNK):
+        yield list(row)
+
+
+def votes_rows(study: Study, *, after_id: int = 0, limit: int | None = None) -> Iterator[list]:
+    """Every vote of the study, by ballot then vote order; ``after_id`` pages by vote id."""
+    qs = (
+        Vote.objects.filter(ballot__study=study, id__gt=after_id)
+        .order_by("id")
+        .values_list(
+            "id",
+            "ballot__number",
+            "comparison_id",
+            "comparison__item_left__index",
+            "comparison__item_right__index",
+            "choice",
+            "voter__pseudonym",
+            "created_at",
+            "response_ms",
+        )  # fmt: skip
+    )
+    if limit is not None:
+        qs = qs[:limit]
+    for row in qs.iterator(chunk_size=CHUNK):
+        yield list(row)
+
+
+def vote_row_values(row: list) -> list:
+    """Drop the paging key (the vote id) from a :func:`votes_rows` row."""
+    return row[1:]
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)  # shortest round-trip text: exports re-read to the same float
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+class _Echo:
+    """A file-like object whose write returns the line: csv.writer without a buffer."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(header: list[str], rows: Iterable[list]) -> Iterator[str]:
+    writer = csv.writer(_Echo(), lineterminator="\n")
+    yield writer.writerow(header)
+    for row in rows:
+        yield writer.writerow([_cell(v) for v in row])
+
+
+def ranking_csv(study: Study) -> Iterator[str]:
+    rows = ranking_rows(study)  # raises NotFinished now, not half-way through a download
+    return csv_lines(ranking_header(study), rows)
+
+
+def votes_csv(study: Study) -> Iterator[str]:
+    return csv_lines(VOTES_HEADER, (vote_row_values(r) for r in votes_rows(study)))
+
+
+def progress(study: Study) -> list[dict[str, Any]]:
+    """Each ballot with its comparisons answered / total (void ones excluded) and voters."""
+    from django.db.models import Count, Q
+
+    ballots = (
+        Ballot.objects.filter(study=study)
+        .annotate(
+            total=Count("comparisons", filter=~Q(comparisons__status="void")),
+            answered=Count("comparisons", filter=Q(comparisons__status="answered")),
+            voided=Count("comparisons", filter=Q(comparisons__status="void")),
+        )
+        .order_by("number")
+    )
+    voters = dict(
+        Vote.objects.filter(ballot__study=study)
+        .values("ballot_id")
+        .annotate(n=Count("voter_id", distinct=True))
+        .values_list("ballot_id", "n")
+    )
+    return [
+        {
+            "ballot": b,
+            "answered": b.answered,
+            "total": b.total,
+            "voided": b.voided,
+            "voters": voters.get(b.pk, 0),
+        }
+        for b in ballots
+    ]

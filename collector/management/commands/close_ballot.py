@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from collector import lifecycle
+from collector.management.commands._common import get_study, wait_until_closed
+from collector.models import Ballot
+
+
+class Command(BaseCommand):
+    help = (
+        "Close the study's open ballot now (unanswered comparisons are voided) and wait until "
+        "the close job has stored the scores and the next ballot."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait")
+
+    def handle(self, *args, slug: str, timeout: float, **options):
+        study = get_study(slug)
+        ballot = study.ballots.filter(
+            status__in=[Ballot.Status.OPEN, Ballot.Status.CLOSING]
+        ).first()
+        if ballot is None:
+            raise CommandError(f"study {slug} has no open ballot")
+        if ballot.status == Ballot.Status.OPEN:
+            try:
+                voided = lifecycle.close_early(ballot.pk)
+            except lifecycle.LifecycleError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"ballot {ballot.number} closing; {voided} unanswered voided")
+        wait_until_closed(ballot.pk, timeout)
+        study.refresh_from_db()
+        nxt = study.ballots.filter(number=ballot.number + 1).first()
+        if nxt is not None:
+            self.stdout.write(f"ballot {ballot.number} closed; ballot {nxt.number} is {nxt.status}")
+        else:
+            self.stdout.write(f"ballot {ballot.number} closed; study is {study.status}")

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from collector import importing, lifecycle
+from collector.models import Study
+
+
+def read_file(path: str, what: str) -> bytes:
+    """The file's bytes, refusing anything over MAX_UPLOAD_BYTES before reading it."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > settings.MAX_UPLOAD_BYTES:
+            raise CommandError(
+                f"{what}: the file is {size:,} bytes, over the limit of "
+                f"{settings.MAX_UPLOAD_BYTES:,} bytes"
+            )
+        return p.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"{what}: cannot read {path}: {exc.strerror}") from None
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a study from a token list (area,token) and/or an item list "
+        "(area,token_a,token_b); prints the plan, then the new study's slug on the last line."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--tokens", help="CSV/TSV of area,token rows")
+        parser.add_argument("--items", help="CSV/TSV of area,token_a,token_b rows")
+        parser.add_argument("--ballots", type=int, required=True, help="n_b")
+        parser.add_argument("--alpha", type=float, required=True)
+        parser.add_argument("--m", type=int, required=True, help="comparisons per item (M)")
+        parser.add_argument("--design", choices=Study.Design.values, default="adaptive")
+        parser.add_argument("--estimator", choices=Study.Estimator.values, default="rescaled_borda")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--max-items-per-area", type=int, default=None, help="K")
+        parser.add_argument("--question", default=None)
+        parser.add_argument("--per-voter-cap", type=int, default=None)
+        parser.add_argument("--no-ties", action="store_true", help="no 'can't decide' answer")
+        parser.add_argument("--auto-open", action="store_true", help="open ballots at once")
+        parser.add_argument("--open", action="store_true", help="open ballot 1 now")
+
+    def handle(self, *args, **o):
+        if not o["tokens"] and not o["items"]:
+            raise CommandError("give --tokens FILE, --items FILE, or both")
+        limit = settings.MAX_UPLOAD_BYTES
+        try:
+            areas = None
+            if o["tokens"]:
+                areas = importing.parse_tokens(read_file(o["tokens"], "tokens"), max_bytes=limit)
+            if o["items"]:
+                areas = importing.parse_items(
+                    read_file(o["items"], "items"), max_bytes=limit, tokens=areas
+                )
+            if areas is None:  # unreachable: one of the two files was given
+                raise CommandError("no input")
+            extra = {
+                k: v
+                for k, v in {
+                    "question": o["question"],
+                    "per_voter_cap": o["per_voter_cap"],
+                }.items()
+                if v is not None
+            }
+            study = lifecycle.create_study(
+                name=o["name"], areas=areas, n_ballots=o["ballots"], alpha=o["alpha"],
+                m=o["m"], design=o["design"], estimator=o["estimator"], seed=o["seed"],
+                max_items_per_area=o["max_items_per_area"], allow_ties=not o["no_ties"],
+                auto_open=o["auto_open"], **extra,
+            )  # fmt: skip
+        except importing.ImportFailed as exc:
+            raise CommandError("\n".join(["the input was refused:", *exc.errors])) from None
+        except lifecycle.LifecycleError as exc:
+            raise CommandError(str(exc)) from None
+        summary = lifecycle.describe_plan(study)
+        for line in summary:
+            self.stdout.write(line)
+        if o["open"]:
+            lifecycle.open_ballot(study.ballots.get(number=1).pk)
+            self.stdout.write("ballot 1 is open")
+        self.stdout.write(study.slug)

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from collector import exports
+from collector.management.commands._common import get_study
+
+
+class Command(BaseCommand):
+    help = "Write the final ranking of a finished study as CSV (--out - for stdout)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--out", required=True, help="file path, or - for stdout")
+
+    def handle(self, *args, slug: str, out: str, **options):
+        study = get_study(slug)
+        try:
+            lines = exports.ranking_csv(study)
+        except exports.NotFinished as exc:
+            raise CommandError(str(exc)) from None
+        write_lines(lines, out)
+
+
+def write_lines(lines, out: str) -> None:
+    if out == "-":
+        sys.stdout.writelines(lines)
+        return
+    try:
+        with open(out, "w", encoding="utf-8", newline="") as fh:
+            fh.writelines(lines)
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror}") from None

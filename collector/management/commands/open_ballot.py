@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from collector import lifecycle
+from collector.management.commands._common import get_study
+from collector.models import Ballot
+
+
+class Command(BaseCommand):
+    help = "Open the study's pending ballot (the next one) to voters."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+
+    def handle(self, *args, slug: str, **options):
+        study = get_study(slug)
+        ballot = study.ballots.filter(status=Ballot.Status.PENDING).order_by("number").first()
+        if ballot is None:
+            raise CommandError(f"study {slug} has no pending ballot to open")
+        try:
+            ballot = lifecycle.open_ballot(ballot.pk)
+        except lifecycle.LifecycleError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"ballot {ballot.number} of {slug} is open")

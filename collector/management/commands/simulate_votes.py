@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError
+
+import ranking
+from collector import assignment
+from collector.management.commands._common import get_study, wait_until_closed
+from collector.models import Ballot, Voter
+
+CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
+
+
+class Command(BaseCommand):
+    help = (
+        "Answer the open ballot with ranking's simulated crowd, vote by vote through the same "
+        "assignment functions as real voters. Item i's underlying similarity follows the study's "
+        "item order (Item.index)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument(
+            "--dist", required=True, help="exponential, power_law, or csv:PATH (column similarity)"
+        )
+        parser.add_argument("--voters", type=int, default=100)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--limit", type=int, default=None, help="stop after this many votes (default: all)"
+        )
+        parser.add_argument(
+            "--wait", type=float, default=0.0, help="then wait up to this many s for the close"
+        )
+
+    def handle(self, *args, slug: str, dist: str, voters: int, seed: int, limit, wait, **o):
+        study = get_study(slug)
+        ballot = study.ballots.filter(status=Ballot.Status.OPEN).first()
+        if ballot is None:
+            raise CommandError(f"study {slug} has no open ballot")
+        if voters < 1:
+            raise CommandError(f"--voters must be at least 1, got {voters}")
+        n_items = study.items.count()
+        z = similarities(dist, n_items)
+        # Seeded by --seed alone: the same voters (same opinions) come back for every ballot.
+        crowd = ranking.SimulatedCrowd(z, voters, np.random.default_rng([seed, 0]))
+        order_rng = np.random.default_rng([seed, ballot.number])
+        people = [
+            Voter.objects.get_or_create(
+                study=study, source=Voter.Source.SIMULATED, participant=f"sim-{seed}-{v}"
+            )[0]
+            for v in range(voters)
+        ]
+        active = list(range(voters))
+        cast = 0
+        while active and (limit is None or cast < limit):
+            for v in order_rng.permutation(active).tolist():
+                comparison = assignment.next_comparison(people[v])
+                if comparison is None:
+                    active.remove(v)  # at the cap, or nothing this voter may answer
+                    continue
+                pair = [[comparison.item_left.index, comparison.item_right.index]]
+                score = float(crowd.answer(pair, [v])[0])
+                if score == 0.5 and not study.allow_ties:
+                    score = float(order_rng.integers(0, 2))
+                assignment.record_vote(people[v], comparison.pk, CHOICE[score])
+                cast += 1
+                if limit is not None and cast >= limit:
+                    break
+            ballot.refresh_from_db(fields=["status"])
+            if ballot.status != Ballot.Status.OPEN:
+                break
+        ballot.refresh_from_db(fields=["status"])
+        self.stdout.write(f"{cast} votes cast on ballot {ballot.number}; it is {ballot.status}")
+        if ballot.status == Ballot.Status.OPEN and limit is None:
+            raise CommandError(
+                f"the {voters} simulated voters could not answer every comparison "
+                f"(per-voter cap {study.per_voter_cap}); use more --voters"
+            )
+        if wait and ballot.status != Ballot.Status.OPEN:
+            wait_until_closed(ballot.pk, wait)
+            self.stdout.write(f"ballot {ballot.number} closed")
+
+
+def similarities(dist: str, n_items: int) -> np.ndarray:
+    try:
+        if dist.startswith("csv:"):
+            z = ranking.load_similarities(dist[4:])
+            if z.size != n_items:
+                raise CommandError(
+                    f"{dist[4:]} holds {z.size} similarities; the study has {n_items} items"
+                )
+            return z
+        if dist in ("exponential", "power_law"):
+            return ranking.underlying_similarity(dist, n_items)
+    except (OSError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    raise CommandError(f"--dist must be exponential, power_law or csv:PATH, not {dist!r}")

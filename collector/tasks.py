@@ -1,0 +1,23 @@
+"""Celery tasks: thin wrappers that receive ids and call the lifecycle functions.
+
+Both tasks are safe to run twice: the lifecycle guards every transition with the ballot's row lock
+and its status, so a retried or duplicated message changes nothing.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from collector import lifecycle
+
+
+@shared_task(acks_late=True, max_retries=5, default_retry_delay=10)
+def close_ballot(ballot_id: int) -> str:
+    """Close a ballot that is ``closing``: store its scores, then the next ballot or the ranking."""
+    return lifecycle.close_ballot(ballot_id)
+
+
+@shared_task
+def sweep_ballots() -> dict[str, int]:
+    """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``."""
+    return lifecycle.sweep_ballots()

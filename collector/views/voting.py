@@ -1,0 +1,148 @@
+"""The voter's pages: study link (consent and instructions), voting, thank-you, and "no pairs
+right now". The voting page talks to two small JSON endpoints with the session and CSRF token; the
+rules live in :mod:`collector.assignment`."""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from collector import assignment, voters
+from collector.models import Study, Voter
+
+
+def _study(slug: str) -> Study:
+    return get_object_or_404(Study, slug=slug)
+
+
+@require_http_methods(["GET", "POST"])
+def study_link(request: HttpRequest, slug: str) -> HttpResponse:
+    """Consent and instructions; POST (the start button) creates or finds the voter."""
+    study = _study(slug)
+    # The form posts back to this URL with its query string, so the identity survives.
+    identity = voters.identify(request.GET)
+    if request.method == "POST" and not identity.preview and study.status == Study.Status.RUNNING:
+        voters.consent(request, study, identity)
+        return redirect("voting:vote", slug=slug)
+    return render(
+        request,
+        "voting/study_link.html",
+        {
+            "study": study,
+            "preview": identity.preview,
+            "open": study.status == Study.Status.RUNNING,
+            "returning": voters.session_voter(request, slug) is not None,
+        },
+    )
+
+
+def _voter_or_none(request: HttpRequest, slug: str) -> Voter | None:
+    return voters.session_voter(request, slug)
+
+
+def _assignment(request: HttpRequest, voter: Voter, slug: str) -> assignment.Assignment | None:
+    """The voter's next assignment, or None (and the session forgets them) if they are gone."""
+    try:
+        return assignment.next_assignment(voter)
+    except assignment.VoteRejected:  # the voter was deleted (e.g. the study was recreated)
+        voters.forget(request, slug)
+        return None
+
+
+@require_GET
+def vote_page(request: HttpRequest, slug: str) -> HttpResponse:
+    voter = _voter_or_none(request, slug)
+    if voter is None:
+        return redirect("voting:study", slug=slug)
+    study = _study(slug)
+    a = _assignment(request, voter, slug)
+    if a is None:
+        return redirect("voting:study", slug=slug)
+    if a.pair is None:
+        return redirect("voting:done" if a.completion_code else "voting:wait", slug=slug)
+    return render(request, "voting/vote.html", {"study": study, "first": a.as_dict()})
+
+
+@require_GET
+def done_page(request: HttpRequest, slug: str) -> HttpResponse:
+    voter = _voter_or_none(request, slug)
+    if voter is None:
+        return redirect("voting:study", slug=slug)
+    study = _study(slug)
+    a = _assignment(request, voter, slug)
+    if a is None:
+        return redirect("voting:study", slug=slug)
+    if a.pair is not None:
+        return redirect("voting:vote", slug=slug)
+    if a.completion_code is None:
+        return redirect("voting:wait", slug=slug)
+    return render(request, "voting/done.html", {"study": study, "code": a.completion_code})
+
+
+@require_GET
+def wait_page(request: HttpRequest, slug: str) -> HttpResponse:
+    voter = _voter_or_none(request, slug)
+    if voter is None:
+        return redirect("voting:study", slug=slug)
+    study = _study(slug)
+    a = _assignment(request, voter, slug)
+    if a is None:
+        return redirect("voting:study", slug=slug)
+    if a.pair is not None:
+        return redirect("voting:vote", slug=slug)
+    if a.completion_code is not None:
+        return redirect("voting:done", slug=slug)
+    return render(request, "voting/wait.html", {"study": study, "progress": a.as_dict()})
+
+
+def _json_voter(request: HttpRequest, slug: str) -> Voter | JsonResponse:
+    voter = _voter_or_none(request, slug)
+    if voter is not None:
+        return voter
+    if not Study.objects.filter(slug=slug).exists():
+        return JsonResponse({"detail": "No such study."}, status=404)
+    start = reverse("voting:study", kwargs={"slug": slug})
+    return JsonResponse(
+        {"detail": "Your session has ended. Open the study link again.", "start": start},
+        status=403,
+    )
+
+
+@require_GET
+def next_json(request: HttpRequest, slug: str) -> JsonResponse:
+    voter = _json_voter(request, slug)
+    if isinstance(voter, JsonResponse):
+        return voter
+    try:
+        return JsonResponse(assignment.next_assignment(voter).as_dict())
+    except assignment.VoteRejected as e:
+        voters.forget(request, slug)
+        return JsonResponse({"detail": e.detail}, status=403)
+
+
+@require_POST
+def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
+    """Vote and get the next comparison: the page's one round trip per answer."""
+    voter = _json_voter(request, slug)
+    if isinstance(voter, JsonResponse):
+        return voter
+    try:
+        data = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        data = None
+    if not isinstance(data, dict) or "comparison_id" not in data:
+        return JsonResponse({"detail": "Send a JSON object with comparison_id."}, status=400)
+    try:
+        _vote, created, a = assignment.vote_and_next(
+            voter, data["comparison_id"], data.get("choice"), data.get("response_ms")
+        )
+    except assignment.VoteRejected as e:
+        if e.status_code == 401:  # the session's voter no longer exists
+            voters.forget(request, slug)
+            return JsonResponse({"detail": e.detail}, status=403)
+        return JsonResponse({"detail": e.detail}, status=e.status_code)
+    return JsonResponse(a.as_dict(), status=201 if created else 200)

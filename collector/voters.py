@@ -1,0 +1,117 @@
+"""Who is voting: crowd-platform participants from the study link's query string, or anonymous
+visitors kept in the session.
+
+The study link accepts
+
+- Prolific: ``PROLIFIC_PID`` (the participant), ``STUDY_ID``, ``SESSION_ID``;
+- MTurk: ``workerId`` (the participant), ``assignmentId``, ``hitId``, ``turkSubmitTo``; while a
+  worker only previews the HIT, MTurk sends ``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`` and no
+  ``workerId``: they see the instructions but get no work;
+- ``participant``: any other platform's id.
+
+The same (study, source, participant) is always the same voter. Anyone else is anonymous: one new
+voter per browser session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest
+from django.utils import timezone
+
+from collector.models import Study, Voter
+
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+MAX_PARTICIPANT_LENGTH = 200
+
+PROLIFIC_FIELDS = ("STUDY_ID", "SESSION_ID")
+MTURK_FIELDS = ("assignmentId", "hitId", "turkSubmitTo")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the study link says the visitor is. ``participant == ""`` means anonymous."""
+
+    source: str = Voter.Source.ANONYMOUS
+    participant: str = ""
+    platform_data: dict[str, str] = field(default_factory=dict)
+    preview: bool = False
+
+
+def _value(params: Mapping[str, str], name: str) -> str:
+    return (params.get(name) or "").strip()[:MAX_PARTICIPANT_LENGTH]
+
+
+def identify(params: Mapping[str, str]) -> Identity:
+    """The identity carried by a study link's query parameters."""
+    if pid := _value(params, "PROLIFIC_PID"):
+        data = {k: v for k in PROLIFIC_FIELDS if (v := _value(params, k))}
+        return Identity(Voter.Source.PROLIFIC, pid, data)
+    if _value(params, "assignmentId") == MTURK_PREVIEW:
+        return Identity(Voter.Source.MTURK, preview=True)
+    if worker := _value(params, "workerId"):
+        data = {k: v for k in MTURK_FIELDS if (v := _value(params, k))}
+        return Identity(Voter.Source.MTURK, worker, data)
+    if participant := _value(params, "participant"):
+        return Identity(Voter.Source.PARTICIPANT, participant)
+    return Identity()
+
+
+def get_or_create_voter(study: Study, identity: Identity) -> tuple[Voter, bool]:
+    """The study's voter for this identity, created if new (anonymous: always new)."""
+    if identity.preview:
+        raise ValueError("An MTurk preview is not a voter.")
+    if not identity.participant:
+        return Voter.objects.create(study=study, source=identity.source), True
+    lookup = {"study": study, "source": identity.source, "participant": identity.participant}
+    try:
+        with transaction.atomic():
+            voter, created = Voter.objects.get_or_create(
+                **lookup, defaults={"platform_data": identity.platform_data}
+            )
+    except IntegrityError:  # two first requests of one participant raced; the other one won
+        voter, created = Voter.objects.get(**lookup), False
+    if not created and identity.platform_data and voter.platform_data != identity.platform_data:
+        # A returning participant may come with a new session or assignment: keep the latest.
+        voter.platform_data = {**voter.platform_data, **identity.platform_data}
+        voter.save(update_fields=["platform_data"])
+    return voter, created
+
+
+# The session maps a study's slug to the voter id, so the hot path needs no voter query.
+def _session_key(slug: str) -> str:
+    return f"voter:{slug}"
+
+
+def remember(request: HttpRequest, study: Study, voter: Voter) -> None:
+    request.session[_session_key(study.slug)] = voter.pk
+
+
+def forget(request: HttpRequest, slug: str) -> None:
+    request.session.pop(_session_key(slug), None)
+
+
+def session_voter(request: HttpRequest, slug: str) -> Voter | None:
+    """A voter stub (pk only) for the session's voter of this study, or None."""
+    voter_id = request.session.get(_session_key(slug))
+    return Voter(pk=voter_id) if isinstance(voter_id, int) else None
+
+
+def consent(request: HttpRequest, study: Study, identity: Identity) -> Voter:
+    """The visitor agreed to take part: find or create their voter and keep it in the session.
+
+    An anonymous visitor who already has a voter of this study in the session keeps it.
+    """
+    voter: Voter | None = None
+    if not identity.participant and (stub := session_voter(request, study.slug)):
+        voter = Voter.objects.filter(pk=stub.pk, study=study).first()
+    if voter is None:
+        voter, _ = get_or_create_voter(study, identity)
+    if voter.consented_at is None:
+        voter.consented_at = timezone.now()
+        voter.save(update_fields=["consented_at"])
+    remember(request, study, voter)
+    return voter

@@ -1,0 +1,77 @@
+"""Small builders shared by the collector tests."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from pathlib import Path
+
+from django.core.management import call_command
+
+from collector import importing, lifecycle
+from collector.models import Ballot, Study
+
+TOKENS_8 = "area,token\n" + "".join(f"Sales,term {c}\n" for c in "abcdefgh")  # 28 items
+
+
+def make_study(*, tokens: str = TOKENS_8, open_first: bool = True, **params) -> Study:
+    """A study through the lifecycle (defaults: 28 items, n_b=3, alpha=0.5, M=4)."""
+    defaults = {"name": "Test study", "n_ballots": 3, "alpha": 0.5, "m": 4, "seed": 11}
+    areas = importing.parse_tokens(tokens, max_bytes=10**6)
+    study = lifecycle.create_study(areas=areas, **{**defaults, **params})
+    if open_first:
+        lifecycle.open_ballot(study.ballots.get(number=1).pk)
+    return study
+
+
+def create_study_cmd(tmp_path: Path, tokens: str | bytes = TOKENS_8, *args: str) -> str:
+    """Run ``create_study`` on a token file; returns its stdout."""
+    path = tmp_path / "tokens.csv"
+    path.write_bytes(tokens if isinstance(tokens, bytes) else tokens.encode())
+    out = io.StringIO()
+    base = ["--name", "Cmd study", "--tokens", str(path), "--ballots", "3", "--alpha", "0.5"]
+    if "--m" not in args:
+        base += ["--m", "4"]
+    call_command("create_study", *base, *args, stdout=out)
+    return out.getvalue()
+
+
+def simulate(study: Study, **kwargs) -> str:
+    out = io.StringIO()
+    args = [study.slug, "--dist", "exponential", "--voters", "8", "--seed", "5"]
+    for key, value in kwargs.items():
+        args += [f"--{key}", str(value)]
+    call_command("simulate_votes", *args, stdout=out)
+    return out.getvalue()
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def wait_closed(ballot: Ballot, timeout: float = 60.0) -> Ballot:
+    def closed():
+        ballot.refresh_from_db()
+        return ballot.status == Ballot.Status.CLOSED
+
+    wait_for(closed, timeout, f"ballot {ballot.number} to close")
+    return ballot
+
+
+def read_csv(text: str) -> tuple[list[str], list[dict[str, str]]]:
+    reader = csv.DictReader(io.StringIO(text))
+    rows = list(reader)
+    return list(reader.fieldnames or []), rows
+
+
+def export(command: str, study: Study, tmp_path: Path) -> str:
+    path = tmp_path / f"{command}.csv"
+    call_command(command, study.slug, "--out", str(path))
+    return path.read_text()

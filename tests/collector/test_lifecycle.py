@@ -1,0 +1,282 @@
+"""Ballot transitions called directly (no worker): guards, idempotence, crash safety."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+import ranking
+from collector import assignment, lifecycle
+from collector.models import Ballot, Comparison, Item, ItemScore, Study, Vote, Voter
+from tests.collector.helpers import make_study, simulate
+
+
+def _answer_all(study: Study, monkeypatch) -> Ballot:
+    """Answer ballot 1 fully without enqueueing the close; leaves it ``closing``."""
+    monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+    simulate(study)
+    monkeypatch.undo()
+    ballot = study.ballots.get(number=1)
+    assert ballot.status == Ballot.Status.CLOSING
+    return ballot
+
+
+@pytest.mark.django_db
+def test_it_creates_ballot_one_with_each_item_m_times():
+    study = make_study(open_first=False)
+    assert study.items.count() == 28
+    assert list(study.items.order_by("index").values_list("index", flat=True)) == list(range(28))
+    ballot = study.ballots.get()
+    assert (ballot.number, ballot.status, ballot.n_items, ballot.m) == (1, "pending", 28, 4)
+    assert ballot.comparisons.count() == 56
+    assert ItemScore.objects.filter(ballot=ballot, x__isnull=True).count() == 28
+    assert study.status == Study.Status.SETUP
+
+
+@pytest.mark.django_db
+def test_it_opens_only_a_pending_ballot():
+    study = make_study()
+    ballot = study.ballots.get()
+    study.refresh_from_db()
+    assert ballot.status == Ballot.Status.OPEN and study.status == Study.Status.RUNNING
+    with pytest.raises(lifecycle.LifecycleError, match="only a pending ballot"):
+        lifecycle.open_ballot(ballot.pk)
+
+
+@pytest.mark.django_db
+def test_it_refuses_to_close_early_a_ballot_that_is_not_open():
+    study = make_study(open_first=False)
+    with pytest.raises(lifecycle.LifecycleError, match="only an open ballot"):
+        lifecycle.close_early(study.ballots.get().pk)
+    assert study.ballots.get().status == Ballot.Status.PENDING
+
+
+@pytest.mark.django_db
+def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    study = make_study()
+    enqueued: list[int] = []
+    from collector import tasks
+
+    monkeypatch.setattr(tasks.close_ballot, "delay", lambda ballot_id: enqueued.append(ballot_id))
+    ballot = study.ballots.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        simulate(study, limit=55)
+    assert enqueued == [] and Ballot.objects.get(id=ballot.pk).status == Ballot.Status.OPEN
+    with django_capture_on_commit_callbacks(execute=True):
+        simulate(study)
+    assert enqueued == [ballot.pk]
+    assert Ballot.objects.get(id=ballot.pk).status == Ballot.Status.CLOSING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_close_ballot_run_twice_stores_one_set_of_scores_and_one_next_ballot(monkeypatch):
+    study = make_study()
+    ballot = _answer_all(study, monkeypatch)
+    first = lifecycle.close_ballot(ballot.pk)
+    second = lifecycle.close_ballot(ballot.pk)
+    assert "ballot 2 is pending" in first
+    assert "nothing to do" in second
+    assert study.ballots.filter(number=2).count() == 1
+    assert ItemScore.objects.filter(ballot=ballot, x__isnull=False).count() == 28
+    assert ItemScore.objects.filter(ballot__number=2, ballot__study=study).count() == 14
+    assert Comparison.objects.filter(ballot__number=2, ballot__study=study).count() == 28
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_closes_leave_exactly_one_next_ballot(monkeypatch):
+    study = make_study()
+    ballot = _answer_all(study, monkeypatch)
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def close():
+        try:
+            results.append(lifecycle.close_ballot(ballot.pk))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=close) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert sorted("nothing to do" in r for r in results) == [False, True]
+    assert study.ballots.filter(number=2).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_close_that_crashes_mid_way_leaves_nothing_and_a_retry_completes(monkeypatch):
+    study = make_study()
+    ballot = _answer_all(study, monkeypatch)
+    # Crash after the scores are written, while the next ballot is being generated.
+    real_pairs = ranking.ballot_pairs
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("worker killed")
+
+    monkeypatch.setattr(ranking, "ballot_pairs", crash)
+    with pytest.raises(RuntimeError, match="worker killed"):
+        lifecycle.close_ballot(ballot.pk)
+    ballot.refresh_from_db()
+    assert ballot.status == Ballot.Status.CLOSING
+    assert not ItemScore.objects.filter(ballot=ballot, x__isnull=False).exists()
+    assert not study.ballots.filter(number=2).exists()
+
+    monkeypatch.setattr(ranking, "ballot_pairs", real_pairs)
+    assert "ballot 2 is pending" in lifecycle.close_ballot(ballot.pk)
+    assert "nothing to do" in lifecycle.close_ballot(ballot.pk)
+    assert study.ballots.filter(number=2).count() == 1
+    assert ItemScore.objects.filter(ballot=ballot, x__isnull=False).count() == 28
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_next_ballot_opens_at_once_when_the_study_says_so(monkeypatch):
+    study = make_study(auto_open=True)
+    ballot = _answer_all(study, monkeypatch)
+    lifecycle.close_ballot(ballot.pk)
+    assert study.ballots.get(number=2).status == Ballot.Status.OPEN
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_last_close_finishes_the_study_with_final_ranks(monkeypatch):
+    study = make_study(n_ballots=2, alpha=0.5, m=4, auto_open=True)
+    for number in (1, 2):
+        monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+        simulate(study)
+        monkeypatch.undo()
+        lifecycle.close_ballot(study.ballots.get(number=number).pk)
+    study.refresh_from_db()
+    assert study.status == Study.Status.FINISHED and study.finished_at is not None
+    ranks = sorted(Item.objects.filter(study=study).values_list("final_rank", flat=True))
+    assert ranks == list(range(1, 29))
+    top = Item.objects.get(study=study, final_rank=1)
+    assert top.final_score == max(
+        Item.objects.filter(study=study).values_list("final_score", flat=True)
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bradley_terry_studies_score_with_the_pooled_strength(monkeypatch):
+    study = make_study(n_ballots=2, estimator=Study.Estimator.BRADLEY_TERRY, auto_open=True)
+    for number in (1, 2):
+        monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+        simulate(study)
+        monkeypatch.undo()
+        lifecycle.close_ballot(study.ballots.get(number=number).pk)
+    scores = ItemScore.objects.filter(ballot__study=study, ballot__number=2)
+    assert all(s.strength is not None for s in scores)
+    top = Item.objects.get(study=study, final_rank=1)
+    assert top.final_score == pytest.approx(scores.get(item=top).strength)
+
+
+@pytest.mark.django_db
+def test_an_early_close_voids_comparisons_so_votes_on_them_are_refused():
+    study = make_study()
+    voter = Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant="x")
+    comparison = assignment.next_comparison(voter)
+    assert comparison is not None
+    voided = lifecycle.close_early(study.ballots.get().pk)
+    assert voided == 56
+    with pytest.raises(assignment.VoteRejected):
+        assignment.record_vote(voter, comparison.pk, "left")
+    assert not Vote.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(monkeypatch):
+    study = make_study(per_voter_cap=100)
+    ballot = study.ballots.get()
+    enqueued: list[int] = []
+    monkeypatch.setattr(lifecycle, "_send_close", enqueued.append)
+    voters = [
+        Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant=f"t{i}")
+        for i in range(8)
+    ]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(len(voters))
+
+    def vote_until_done(voter: Voter) -> None:
+        try:
+            barrier.wait()
+            while (comparison := assignment.next_comparison(voter)) is not None:
+                assignment.record_vote(voter, comparison.pk, "left")
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=vote_until_done, args=(v,)) for v in voters]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert Vote.objects.filter(ballot=ballot).count() == 56
+    assert Ballot.objects.get(id=ballot.pk).status == Ballot.Status.CLOSING
+    assert enqueued == [ballot.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_early_close_during_an_in_flight_last_vote_does_not_deadlock(monkeypatch):
+    """The vote holds its comparison's lock and still needs the ballot row; the early close
+    voids comparisons before touching the ballot row, so it waits instead of deadlocking."""
+    from tests.collector.helpers import wait_for
+
+    study = make_study()
+    ballot = study.ballots.get()
+    monkeypatch.setattr(lifecycle, "_send_close", lambda ballot_id: None)
+    voter = Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant="v")
+    comparison = assignment.next_comparison(voter)
+    assert comparison is not None
+    real_note = lifecycle.note_vote_recorded
+    paused, resume = threading.Event(), threading.Event()
+
+    def slow_note(ballot_id: int) -> None:
+        paused.set()
+        resume.wait(10)
+        real_note(ballot_id)
+
+    monkeypatch.setattr(lifecycle, "note_vote_recorded", slow_note)
+    outcome: dict[str, object] = {}
+
+    def run(name, fn):
+        try:
+            outcome[name] = fn()
+        except BaseException as exc:  # surfaced below
+            outcome[name] = exc
+        finally:
+            connection.close()
+
+    vote = threading.Thread(
+        target=run, args=("vote", lambda: assignment.record_vote(voter, comparison.pk, "left"))
+    )
+    vote.start()
+    assert paused.wait(10)  # the vote's transaction holds the comparison's row lock now
+    close = threading.Thread(target=run, args=("close", lambda: lifecycle.close_early(ballot.pk)))
+    close.start()
+
+    def close_is_waiting() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            return cursor.fetchone()[0] == 1
+
+    wait_for(close_is_waiting, 10, "the early close to wait for the vote's lock")
+    resume.set()
+    vote.join(15)
+    close.join(15)
+    assert isinstance(outcome["vote"], Vote), outcome
+    assert outcome["close"] == 55, outcome
+    ballot.refresh_from_db()
+    assert ballot.status == Ballot.Status.CLOSING
+    assert ballot.comparisons.filter(status=Comparison.Status.ANSWERED).count() == 1
+    assert ballot.comparisons.filter(status=Comparison.Status.VOID).count() == 55

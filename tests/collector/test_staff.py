@@ -1,0 +1,210 @@
+"""Staff pages and the staff API: works / anonymous refused / non-staff 403 / outsider 404 /
+bad input 400, with the database checked after each."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
+
+from collector import lifecycle
+from collector.models import Ballot, Comparison, Study
+from tests.collector.helpers import TOKENS_8, make_study
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "a-long-test-password-1"
+
+
+def _user(username: str, *, staff: bool = True, superuser: bool = False):
+    user = get_user_model().objects.create_user(username, password=PASSWORD)
+    user.is_staff, user.is_superuser = staff, superuser
+    user.save()
+    return user
+
+
+@pytest.fixture
+def owner(client):
+    user = _user("owner")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def study(owner):
+    return make_study(created_by=owner, open_first=False)
+
+
+FORM = {
+    "name": "Form study",
+    "question": "Which pair is more related?",
+    "tokens_text": TOKENS_8,
+    "n_ballots": 3,
+    "alpha": 0.5,
+    "m": 4,
+    "design": "adaptive",
+    "estimator": "rescaled_borda",
+    "seed": 1,
+    "allow_ties": "on",
+    "per_voter_cap": 100,
+    "lease_seconds": 300,
+}
+
+
+def study_urls(study: Study) -> list[str]:
+    return [
+        f"/staff/{study.slug}/",
+        f"/staff/{study.slug}/votes.csv",
+        f"/staff/{study.slug}/ranking.csv",
+    ]
+
+
+def test_anonymous_users_are_sent_to_the_login_page(client, study):
+    client.logout()
+    for url in ["/staff/", "/staff/new/", *study_urls(study)]:
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith("/admin/login/?next=")
+    response = client.post(f"/staff/{study.slug}/ballots/1/open/")
+    assert response.status_code == 302
+    assert study.ballots.get().status == Ballot.Status.PENDING
+
+
+def test_non_staff_users_get_403(client, study):
+    client.force_login(_user("voter", staff=False))
+    for url in ["/staff/", "/staff/new/", *study_urls(study)]:
+        assert client.get(url).status_code == 403, url
+    assert client.post(f"/staff/{study.slug}/ballots/1/open/").status_code == 403
+    assert study.ballots.get().status == Ballot.Status.PENDING
+
+
+def test_other_staff_members_get_404_for_a_study_they_do_not_own(client, study):
+    client.force_login(_user("outsider"))
+    for url in study_urls(study):
+        assert client.get(url).status_code == 404, url
+    assert client.post(f"/staff/{study.slug}/ballots/1/open/").status_code == 404
+    assert study.ballots.get().status == Ballot.Status.PENDING
+    assert study.name not in client.get("/staff/").content.decode()
+
+
+def test_superusers_see_every_study(client, study):
+    client.force_login(_user("root", superuser=True))
+    assert client.get(f"/staff/{study.slug}/").status_code == 200
+
+
+def test_the_study_list_and_page_show_ballots_and_progress(client, study):
+    assert study.name in client.get("/staff/").content.decode()
+    page = client.get(f"/staff/{study.slug}/").content.decode()
+    assert "Open ballot 1" in page and "0 / 56" in page
+
+
+def test_staff_open_and_close_a_ballot_with_post_forms(client, study, monkeypatch):
+    monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+    assert client.get(f"/staff/{study.slug}/ballots/1/open/").status_code == 405
+    response = client.post(f"/staff/{study.slug}/ballots/1/open/")
+    assert response.status_code == 302
+    assert study.ballots.get().status == Ballot.Status.OPEN
+    client.post(f"/staff/{study.slug}/ballots/1/close/")
+    ballot = study.ballots.get()
+    assert ballot.status == Ballot.Status.CLOSING
+    assert ballot.comparisons.filter(status=Comparison.Status.VOID).count() == 56
+    # A second click is refused with a message and changes nothing.
+    response = client.post(f"/staff/{study.slug}/ballots/1/close/", follow=True)
+    assert "only an open ballot can be closed" in response.content.decode()
+    assert client.post(f"/staff/{study.slug}/ballots/9/open/").status_code == 404
+
+
+def test_the_form_previews_the_plan_then_creates_the_study(client, owner):
+    response = client.post("/staff/new/", {**FORM, "action": "preview"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Comparisons in all (Eq. 3):" in page and "Create the study" in page
+    assert "M_top = n_b * M = 12 is below about 100" in page  # a plan_study warning
+    assert not Study.objects.exists()
+    response = client.post("/staff/new/", {**FORM, "action": "create"})
+    study = Study.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/staff/{study.slug}/"
+    assert study.created_by == owner and study.items.count() == 28
+    assert study.ballots.get().status == Ballot.Status.PENDING
+
+
+def test_the_form_accepts_an_uploaded_file_and_keeps_it_for_the_create_step(client, owner):
+    upload = SimpleUploadedFile("tokens.tsv", TOKENS_8.replace(",", "\t").encode())
+    data = {**FORM, "tokens_text": "", "tokens_file": upload, "action": "preview"}
+    response = client.post("/staff/new/", data)
+    assert response.status_code == 200
+    assert "term h" in response.context["form"]["tokens_text"].value()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"tokens_text": "area,token\nSales,a\nSales,A\n"}, "line 3: duplicate token"),
+        ({"tokens_text": "area,token\nSales,a\nLegal,b\nLegal,c\n"}, "area &#x27;Sales&#x27;"),
+        ({"tokens_text": ""}, "Give a token list or an item list."),
+        ({"tokens_text": "area,token\nSales,a,b\n"}, "line 2: expected 2 columns"),
+        ({"alpha": "1.2"}, "alpha must lie strictly between 0 and 1"),
+        ({"m": "0"}, "M must be between 1 and 1000"),
+    ],
+)
+def test_the_form_refuses_bad_input_with_400_and_creates_nothing(client, owner, changes, message):
+    response = client.post("/staff/new/", {**FORM, **changes, "action": "create"})
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Study.objects.exists()
+
+
+def test_the_form_refuses_undecodable_and_oversized_uploads(client, owner):
+    bad = SimpleUploadedFile("t.csv", b"area,token\nSales,caf\xe9\nSales,x\n")
+    response = client.post("/staff/new/", {**FORM, "tokens_text": "", "tokens_file": bad})
+    assert (
+        response.status_code == 400 and "line 2: undecodable byte 0xe9" in response.content.decode()
+    )
+    with override_settings(MAX_UPLOAD_BYTES=50):
+        big = SimpleUploadedFile("t.csv", TOKENS_8.encode())
+        response = client.post("/staff/new/", {**FORM, "tokens_text": "", "tokens_file": big})
+    assert response.status_code == 400 and "over the limit of 50 bytes" in response.content.decode()
+    assert not Study.objects.exists()
+
+
+def _basic(username: str) -> dict[str, str]:
+    token = base64.b64encode(f"{username}:{PASSWORD}".encode()).decode()
+    return {"HTTP_AUTHORIZATION": f"Basic {token}"}
+
+
+def test_the_staff_api_refuses_anonymous_non_staff_and_outsiders(client, study):
+    client.logout()
+    url = f"/api/v1/staff/studies/{study.slug}/votes"
+    assert client.get(url).status_code in (401, 403)
+    _user("voter", staff=False)
+    assert client.get(url, **_basic("voter")).status_code == 403
+    _user("outsider")
+    assert client.get(url, **_basic("outsider")).status_code == 404
+    assert client.get(url, **_basic("owner")).status_code == 200
+    assert client.get(url + "?limit=0", **_basic("owner")).status_code == 400
+    ranking_url = f"/api/v1/staff/studies/{study.slug}/ranking"
+    assert client.get(ranking_url, **_basic("owner")).status_code == 409  # not finished
+
+
+def test_every_model_has_an_admin_page_and_a_study_with_votes_can_be_deleted(
+    client, study, monkeypatch
+):
+    from collector.models import Vote
+    from tests.collector.helpers import simulate
+
+    client.force_login(_user("root", superuser=True))
+    lifecycle.open_ballot(study.ballots.get().pk)
+    monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+    simulate(study, limit=10)
+    for model in ("study", "area", "token", "item", "ballot", "itemscore", "voter", "comparison",
+                  "vote"):  # fmt: skip
+        assert client.get(f"/admin/collector/{model}/").status_code == 200, model
+    assert client.get("/admin/collector/vote/add/").status_code == 403  # read-only
+    response = client.post(
+        f"/admin/collector/study/{study.pk}/delete/", {"post": "yes"}, follow=True
+    )
+    assert response.status_code == 200
+    assert not Study.objects.exists() and not Vote.objects.exists()

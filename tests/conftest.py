@@ -1,0 +1,114 @@
+"""Shared fixtures: the real-stack check and a real Celery worker on the test database.
+
+With ``REQUIRE_REAL_STACK=1`` (set by ``bin/test`` and CI) the suite refuses to run on anything
+but PostgreSQL with a Redis broker that answers: a missing service fails loudly, never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER_QUEUE = "celery"  # Celery's default queue: every task of the project goes there
+
+
+def _real_stack_required() -> bool:
+    return os.environ.get("REQUIRE_REAL_STACK") == "1"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def real_stack_check() -> None:
+    """With REQUIRE_REAL_STACK=1: PostgreSQL that answers and a Redis broker that answers."""
+    if not _real_stack_required():
+        return
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        pytest.fail(f"REQUIRE_REAL_STACK=1 but the database engine is {db['ENGINE']}")
+    import psycopg2
+
+    try:
+        psycopg2.connect(
+            dbname="postgres", user=db.get("USER") or None, password=db.get("PASSWORD") or None,
+            host=db.get("HOST") or None, port=db.get("PORT") or None, connect_timeout=5,
+        ).close()  # fmt: skip
+    except psycopg2.Error as exc:
+        pytest.fail(f"REQUIRE_REAL_STACK=1 but PostgreSQL does not answer: {exc}")
+    broker = settings.CELERY_BROKER_URL
+    if not broker.startswith("redis://"):
+        pytest.fail(f"REQUIRE_REAL_STACK=1 but CELERY_BROKER_URL is {broker!r}; set a redis:// URL")
+    import redis
+
+    try:
+        redis.Redis.from_url(broker, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"REQUIRE_REAL_STACK=1 but Redis at {broker} does not answer: {exc}")
+
+
+def _test_database_url() -> str:
+    """DATABASE_URL pointing at the database pytest-django created for this session."""
+    db = settings.DATABASES["default"]
+    name = db["NAME"]  # pytest-django has already switched NAME to the test database
+    url = os.environ.get("DATABASE_URL", "")
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subprocess.Popen]:
+    """A real Celery worker subprocess on the test database, stopped at the end of the session.
+
+    Tests using it must be ``@pytest.mark.django_db(transaction=True)`` so that their rows are
+    committed and visible to the worker.
+    """
+    if not settings.CELERY_BROKER_URL or settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.fail("the Celery worker needs CELERY_BROKER_URL (tasks would run in-process)")
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.fail("the Celery worker needs PostgreSQL (DATABASE_URL)")
+    env = dict(os.environ, DATABASE_URL=_test_database_url(), CONN_MAX_AGE="0")
+    log_path = ROOT / ".pytest_cache" / f"celery-worker-{os.getpid()}.log"
+    log_path.parent.mkdir(exist_ok=True)
+    celery = Path(sys.executable).with_name("celery")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [str(celery), "-A", "collector", "worker", "--pool=solo", "--concurrency=1",
+             "-Q", WORKER_QUEUE, "--loglevel=INFO", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "-n", f"pytest-{os.getpid()}@%h"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        _wait_until_ready(proc, log_path)
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_until_ready(proc: subprocess.Popen, log_path: Path, timeout: float = 60) -> None:
+    from collector.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the Celery worker exited at start:\n{log_path.read_text()[-3000:]}")
+        try:
+            if app.control.ping(
+                destination=[f"pytest-{os.getpid()}@{os.uname().nodename}"], timeout=1.0
+            ):
+                return
+        except Exception:  # broker not reachable yet
+            time.sleep(0.5)
+    pytest.fail(f"the Celery worker did not start in {timeout} s:\n{log_path.read_text()[-3000:]}")

@@ -1,0 +1,139 @@
+"""Rate limits of the voting API: per voter token and per address, 429 with Retry-After."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from collector.throttling import parse_rate
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rates(settings):
+    """Set the three voting rates for one test (the throttles read them at request time)."""
+
+    def set_rates(token: str = "none", ip: str = "none", register: str = "none") -> None:
+        settings.REST_FRAMEWORK = {
+            **settings.REST_FRAMEWORK,
+            "DEFAULT_THROTTLE_RATES": {
+                "voting_token": token, "voting_ip": ip, "voting_register": register,
+            },
+        }  # fmt: skip
+
+    return set_rates
+
+
+def register(client: Client, slug: str, **extra: str):
+    return client.post(
+        f"/api/v1/studies/{slug}/voters", {}, content_type="application/json", **extra
+    )
+
+
+def test_a_voter_token_over_its_rate_gets_429_with_retry_after(make_study, rates):
+    rates(token="3/min")
+    study = make_study()
+    client = Client()
+    token = register(client, study.slug).json()["token"]
+    head = {"HTTP_X_VOTER_TOKEN": token}
+    codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
+    assert codes == [200, 200, 200]
+    refused = client.get(f"/api/v1/studies/{study.slug}/next", **head)
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert "detail" in refused.json()
+    # Another voter from the same address is not affected by the first one's limit.
+    other = register(client, study.slug).json()["token"]
+    r = client.get(f"/api/v1/studies/{study.slug}/next", HTTP_X_VOTER_TOKEN=other)
+    assert r.status_code == 200
+
+
+def test_votes_count_against_the_token_limit_and_a_refused_vote_stores_nothing(make_study, rates):
+    rates(token="2/min")
+    study = make_study()
+    client = Client()
+    head = {"HTTP_X_VOTER_TOKEN": register(client, study.slug).json()["token"]}
+    comparison = client.get(f"/api/v1/studies/{study.slug}/next", **head).json()["comparison"]
+    body = {"comparison_id": comparison["id"], "choice": "left"}
+    first = client.post(
+        f"/api/v1/studies/{study.slug}/votes", body, content_type="application/json", **head
+    )
+    assert first.status_code == 201
+    nxt = first.json()["comparison"]
+    refused = client.post(
+        f"/api/v1/studies/{study.slug}/votes",
+        {"comparison_id": nxt["id"], "choice": "right"},
+        content_type="application/json",
+        **head,
+    )
+    assert refused.status_code == 429 and refused.has_header("Retry-After")
+    assert study.ballots.get(number=1).votes.count() == 1
+
+
+def test_an_address_over_its_rate_gets_429_whatever_the_tokens(make_study, rates):
+    rates(ip="4/min")
+    study = make_study()
+    client = Client()
+    tokens = [register(client, study.slug).json()["token"] for _ in range(2)]
+    codes = [
+        client.get(f"/api/v1/studies/{study.slug}/next", HTTP_X_VOTER_TOKEN=t).status_code
+        for t in tokens
+    ]
+    assert codes == [200, 200]  # 4 requests so far, registrations included
+    refused = client.get(f"/api/v1/studies/{study.slug}/next", HTTP_X_VOTER_TOKEN=tokens[0])
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    # Another address still gets through.
+    r = client.get(
+        f"/api/v1/studies/{study.slug}/next", HTTP_X_VOTER_TOKEN=tokens[0], REMOTE_ADDR="10.0.0.9"
+    )
+    assert r.status_code == 200
+
+
+def test_registrations_per_address_are_limited(make_study, rates):
+    rates(register="2/hour")
+    study = make_study()
+    client = Client()
+    assert [register(client, study.slug).status_code for _ in range(2)] == [201, 201]
+    refused = register(client, study.slug)
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 3600
+    assert study.voters.count() == 2
+    assert register(client, study.slug, REMOTE_ADDR="10.0.0.7").status_code == 201
+
+
+def test_the_schema_and_the_staff_api_are_not_limited_by_the_voting_rates(
+    make_study, rates, admin_client
+):
+    rates(token="1/min", ip="1/min", register="1/hour")
+    study = make_study()
+    for _ in range(3):
+        assert admin_client.get("/api/v1/schema/").status_code == 200
+        assert admin_client.get(f"/api/v1/staff/studies/{study.slug}/votes").status_code == 200
+
+
+def test_a_rate_of_none_switches_a_limit_off(make_study, rates):
+    rates(token="none", ip="none", register="none")
+    study = make_study()
+    client = Client()
+    assert all(register(client, study.slug).status_code == 201 for _ in range(30))
+
+
+def test_rates_parse_as_drf_spells_them():
+    assert parse_rate("120/min") == (120, 60)
+    assert parse_rate("10/s") == (10, 1)
+    assert parse_rate("600/hour") == (600, 3600)
+    assert parse_rate("5/day") == (5, 86400)
+    assert parse_rate("none") is None and parse_rate(None) is None
+    with pytest.raises(ValueError):
+        parse_rate("5/fortnight")
+
+
+def test_the_default_rates_let_a_person_vote_but_not_a_script(settings):
+    from collector.settings import REST_FRAMEWORK
+
+    rates = REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    count, seconds = parse_rate(rates["voting_token"]) or (0, 1)
+    assert 0.5 <= count / seconds <= 5  # one answer every 0.2-2 s at most, per voter
+    assert parse_rate(rates["voting_ip"]) is not None
+    assert parse_rate(rates["voting_register"]) is not None

@@ -1,0 +1,183 @@
+"""The voter's flow in a real browser (Debian's Chromium driven by Playwright)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from collector.models import Comparison, Vote, Voter
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def orm_beside_playwright_loop() -> Iterator[None]:
+    # Playwright's sync API runs an event loop in the test thread; Django refuses ORM calls from
+    # a thread with a running loop unless told this is fine (it is: the loop is Playwright's).
+    # Scoped to this module so no subprocess (the Celery worker, manage.py check) inherits it.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+        )
+        yield b
+        b.close()
+
+
+def shown_pair(page: Page, side: str) -> str:
+    return page.locator(f"#{side}-text").inner_text()
+
+
+def pair_text(item) -> str:
+    return f"{item.token_a.text} – {item.token_b.text}"
+
+
+def leased_comparison(voter: Voter) -> Comparison:
+    return Comparison.objects.select_related(
+        "item_left__token_a", "item_left__token_b", "item_right__token_a", "item_right__token_b"
+    ).get(leased_to=voter, status="open")
+
+
+def test_a_prolific_voter_reads_votes_with_mouse_and_keyboard_and_gets_the_code(
+    live_server, make_study, browser
+):
+    study = make_study(slug="web", n_items=10, m=4, cap=6, redirect_url="https://example.org/cc")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/s/web/?PROLIFIC_PID=pp-42&STUDY_ID=s1&SESSION_ID=x1")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    expect(page.get_by_role("heading", name="What you will do")).to_be_visible()
+    expect(page.get_by_text("Example 1")).to_be_visible()
+    page.get_by_role("button", name="I agree – start").click()
+
+    expect(page.get_by_role("heading", name=study.question)).to_be_visible()
+    voter = Voter.objects.get(participant="pp-42")
+    expected_choices = []
+    # Mouse: left, right, can't decide.
+    for name in ("left", "right", "tie"):
+        c = leased_comparison(voter)
+        expect(page.locator("#left-text")).to_have_text(pair_text(c.item_left))
+        expect(page.locator("#right-text")).to_have_text(pair_text(c.item_right))
+        if name == "tie":
+            page.get_by_role("button", name=re.compile("Can’t decide")).click()
+        else:
+            page.locator(f"#choice-{name}").click()
+        expected_choices.append((c.id, name))
+        expect(page.locator("#progress-text")).to_have_text(
+            f"{len(expected_choices)} of 6 answered"
+        )
+    # Keyboard alone: arrow right, 1, 0.
+    for key, name in (("ArrowRight", "right"), ("1", "left"), ("0", "tie")):
+        c = leased_comparison(voter)
+        expect(page.locator("#left-text")).to_have_text(pair_text(c.item_left))
+        page.keyboard.press(key)
+        expected_choices.append((c.id, name))
+        if len(expected_choices) < 6:
+            expect(page.locator("#progress-text")).to_have_text(
+                f"{len(expected_choices)} of 6 answered"
+            )
+
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    expect(page.locator("#completion-code")).to_have_text(study.completion_code)
+    expect(page.get_by_role("link", name=re.compile("Finish"))).to_have_attribute(
+        "href", "https://example.org/cc"
+    )
+    votes = list(Vote.objects.filter(voter=voter).order_by("created_at"))
+    assert [(v.comparison_id, v.choice) for v in votes] == expected_choices
+    assert all(v.response_ms is not None and v.response_ms >= 0 for v in votes)
+
+
+def test_the_voting_page_works_on_a_phone(live_server, make_study, browser):
+    make_study(slug="phone", n_items=6, m=4, cap=2)
+    ctx = browser.new_context(
+        viewport={"width": 360, "height": 740},
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=2,
+    )
+    page = ctx.new_page()
+    page.goto(f"{live_server.url}/s/phone/?participant=ph-1")
+    page.get_by_role("button", name="I agree – start").tap()
+    left = page.locator("#choice-left")
+    expect(left).to_be_visible()
+    # Nothing overflows sideways and both answers are large enough to tap.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    for box in (left.bounding_box(), page.locator("#choice-right").bounding_box()):
+        assert box["width"] >= 300 and box["height"] >= 88
+    left.tap()
+    expect(page.locator("#progress-text")).to_have_text("1 of 2 answered")
+    page.locator("#choice-right").tap()
+    expect(page.locator("#completion-code")).to_be_visible()
+    assert Vote.objects.count() == 2
+    ctx.close()
+
+
+def test_a_lost_reply_is_retried_without_a_double_vote(live_server, make_study, browser):
+    make_study(slug="flaky", n_items=6, m=4, cap=3)
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/s/flaky/")
+    page.get_by_role("button", name="I agree – start").click()
+    expect(page.locator("#choice-left")).to_be_enabled()
+    voter = Voter.objects.get()
+    first = leased_comparison(voter)
+    attempts = []
+
+    def flaky(route):
+        attempts.append(route.request.post_data_json)
+        if len(attempts) == 1:
+            route.fetch()  # the server stores the vote...
+            route.abort()  # ...but its reply never arrives
+        elif len(attempts) == 2:
+            route.abort()  # and the first retry fails outright
+        else:
+            route.continue_()
+
+    page.route("**/answer", flaky)
+    page.locator("#choice-left").click()
+    expect(page.locator("#message-text")).to_contain_text("Connection problem")
+    expect(page.locator("#choice-right")).to_be_disabled()
+    expect(page.locator("#progress-text")).to_have_text("1 of 3 answered", timeout=15_000)
+    expect(page.locator("#message")).to_be_hidden()
+    # The retries resent the same answer; the server stored it once.
+    assert len(attempts) == 3 and attempts[0] == attempts[1] == attempts[2]
+    assert [(v.comparison_id, v.choice) for v in Vote.objects.all()] == [(first.id, "left")]
+    current = leased_comparison(voter)
+    expect(page.locator("#left-text")).to_have_text(pair_text(current.item_left))
+
+
+def test_a_rejected_answer_is_explained_and_the_next_pair_shown(live_server, make_study, browser):
+    study = make_study(slug="stolen", n_items=6, m=4, cap=3)
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/s/stolen/")
+    page.get_by_role("button", name="I agree – start").click()
+    expect(page.locator("#choice-left")).to_be_enabled()
+    voter = Voter.objects.get()
+    first = leased_comparison(voter)
+    # The lease expired and another voter claimed the pair meanwhile.
+    thief = Voter.objects.create(study=study)
+    Comparison.objects.filter(pk=first.pk).update(leased_to=thief)
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#message-text")).to_contain_text("not assigned to you")
+    # Buttons come back once the page has fetched the voter's next pair.
+    expect(page.locator("#choice-left")).to_be_enabled()
+    second = Comparison.objects.get(leased_to=voter, status="open")
+    assert second.pk != first.pk
+    expect(page.locator("#left-text")).to_have_text(pair_text(second.item_left))
+    assert not Vote.objects.exists()
