@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds for the voting")
     p.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     p.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
+    p.add_argument("--worker-class", choices=["gthread", "sync"], default="gthread")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--db", default="crowd_rehearsal", help="PostgreSQL database (recreated)")
     p.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="server URL")
@@ -131,9 +132,9 @@ def headline(summary: dict[str, Any], args: argparse.Namespace, load: float) -> 
     out.update(
         ballots=args.ballots, m=args.m, seed=args.seed, cores=os.cpu_count(),
         memory_gib=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
-        server=f"gunicorn gthread {args.workers}x{args.threads}, celery solo, one machine",
+        server=f"gunicorn {args.worker_class} {args.workers}x{args.threads}, celery solo",
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        load_before=round(load, 2),  # 1-min load average before the run: others' work on it
+        load_before=round(load, 2),  # 1-min load average before: earlier runs, other users
         client_cpu_ms_per_request=summary["client_cpu_ms_per_request"],
     )  # fmt: skip
     return out
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(stop, worker, "celery worker")
         web = subprocess.Popen(
             [str(BIN / "gunicorn"), "collector.wsgi:application", "--bind", base[7:],
-             "--workers", str(args.workers), "--worker-class", "gthread",
+             "--workers", str(args.workers), "--worker-class", args.worker_class,
              "--threads", str(args.threads), "--backlog", "2048", "--keep-alive", "30"],
             cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "gunicorn.log", "wb")),
             stderr=subprocess.STDOUT,

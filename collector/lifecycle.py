@@ -34,8 +34,6 @@ log = logging.getLogger(__name__)
 # When at most this many comparisons look open, they may all be in flight in concurrent vote
 # transactions (each invisible to the others), so the last-vote check takes the ballot row lock.
 _TAIL_LOCK_THRESHOLD = 64
-# A close still "closing" after this long is assumed lost (worker killed, broker down) and resent.
-STUCK_CLOSING_SECONDS = 120
 _OPEN_LEFT_SQL = (
     "SELECT COUNT(*) FROM (SELECT 1 FROM collector_comparison"
     " WHERE ballot_id = %s AND status = 'open' LIMIT %s) AS t"
@@ -50,26 +48,41 @@ def _enqueue_close(ballot_id: int) -> None:
     transaction.on_commit(lambda: _send_close(ballot_id))
 
 
+_SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+
+
 def _send_close(ballot_id: int) -> None:
     from collector import tasks  # tasks imports this module
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # No broker (local demo): run in-process; apply() skips the producer delay() would open.
         tasks.close_ballot.apply(args=(ballot_id,))
-    else:
-        tasks.close_ballot.delay(ballot_id)
+        return
+    try:
+        # One quick retry only: this runs after the vote committed, inside the voter's request.
+        # No result: subscribing to it retries a dead Redis for ~20 s (and nothing reads it).
+        tasks.close_ballot.apply_async((ballot_id,), retry_policy=_SEND_RETRY, ignore_result=True)
+    except Exception:
+        # Broker down: the vote is stored and the ballot stays "closing"; the sweep resends the
+        # close after STUCK_CLOSING_SECONDS. A 500 here would report a stored vote as failed.
+        log.exception("cannot enqueue the close of ballot %s; the sweep will resend it", ballot_id)
 
 
-def note_vote_recorded(ballot_id: int) -> None:
+def note_vote_recorded(ballot_id: int, open_left: int | None = None) -> None:
     """Called inside ``record_vote``'s transaction after a vote is stored.
 
     If the ballot has no open comparison left, move it ``open -> closing`` with one guarded
     UPDATE and enqueue ``tasks.close_ballot`` once the transaction commits.
+
+    ``open_left``: the caller's count of the ballot's open comparisons after this vote, made in
+    this transaction and exact up to ``_TAIL_LOCK_THRESHOLD + 1`` (the vote's own statement can
+    carry the probe); None: probe here.
     """
-    # Runs on every vote: one raw probe of the claimable index (the ORM doubles its cost).
-    with connection.cursor() as cur:
-        cur.execute(_OPEN_LEFT_SQL, [ballot_id, _TAIL_LOCK_THRESHOLD + 1])
-        (open_left,) = cur.fetchone()
+    if open_left is None:
+        # Runs on every vote: one raw probe of the claimable index (the ORM doubles its cost).
+        with connection.cursor() as cur:
+            cur.execute(_OPEN_LEFT_SQL, [ballot_id, _TAIL_LOCK_THRESHOLD + 1])
+            (open_left,) = cur.fetchone()
     if open_left > _TAIL_LOCK_THRESHOLD:
         return  # the common case: far from the end
     if open_left:
@@ -449,7 +462,7 @@ def sweep_ballots() -> dict[str, int]:
     votes raced past the tail lock. Re-enqueueing is harmless: the task is idempotent.
     """
     closed = 0
-    stale = timezone.now() - timedelta(seconds=STUCK_CLOSING_SECONDS)
+    stale = timezone.now() - timedelta(seconds=settings.STUCK_CLOSING_SECONDS)
     open_done = Ballot.objects.filter(status=Ballot.Status.OPEN).exclude(
         Exists(Comparison.objects.filter(ballot=OuterRef("pk"), status=Comparison.Status.OPEN))
     )

@@ -124,6 +124,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}
+# A ballot still "closing" after this long is assumed lost (worker killed, broker down): the sweep
+# re-enqueues its close (harmless: the close is idempotent).
+STUCK_CLOSING_SECONDS = env.int("STUCK_CLOSING_SECONDS", default=120)
 CELERY_BEAT_SCHEDULE = {
     "sweep-missed-closes": {
         "task": "collector.tasks.sweep_ballots",
@@ -161,7 +164,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "rest_framework.views.exception_handler",
+    "EXCEPTION_HANDLER": "collector.api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Relatedness collector API",

@@ -7,11 +7,19 @@ and its status, so a retried or duplicated message changes nothing.
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from collector import lifecycle
 
 
-@shared_task(acks_late=True, max_retries=5, default_retry_delay=10)
+# A database hiccup mid-close rolls the close back; retry it rather than wait for the sweep.
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+)
 def close_ballot(ballot_id: int) -> str:
     """Close a ballot that is ``closing``: store its scores, then the next ballot or the ranking."""
     return lifecycle.close_ballot(ballot_id)

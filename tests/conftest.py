@@ -17,8 +17,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
+from django.core.servers.basehttp import WSGIServer
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Django's live server listens with a backlog of 10: fifty voters connecting at once (the
+# concurrency tests) would see resets on a loaded machine, as no real server would allow.
+WSGIServer.request_queue_size = 128
 WORKER_QUEUE = "celery"  # Celery's default queue: every task of the project goes there
 
 

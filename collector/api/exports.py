@@ -23,6 +23,9 @@ from collector import exports
 from collector.models import Study, Vote
 from collector.views.staff import visible_studies
 
+# Every staff endpoint may answer these, as JSON {"detail": ...}.
+ERRORS: dict[int, type] = {400: dict, 401: dict, 403: dict, 404: dict}
+
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 PAGING = [
@@ -64,7 +67,7 @@ class _StudyView(APIView):
 
 
 class RankingView(_StudyView):
-    @extend_schema(parameters=PAGING, responses={200: dict, 409: dict})
+    @extend_schema(parameters=PAGING, responses={200: dict, **ERRORS, 409: dict})
     def get(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
         after, limit = _paging(request)
@@ -78,7 +81,7 @@ class RankingView(_StudyView):
 
 
 class VotesView(_StudyView):
-    @extend_schema(parameters=PAGING, responses={200: dict})
+    @extend_schema(parameters=PAGING, responses={200: dict, **ERRORS})
     def get(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
         after, limit = _paging(request)

@@ -5,6 +5,8 @@ rules live in :mod:`collector.assignment`."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -40,10 +42,6 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _voter_or_none(request: HttpRequest, slug: str) -> Voter | None:
-    return voters.session_voter(request, slug)
-
-
 def _assignment(request: HttpRequest, voter: Voter, slug: str) -> assignment.Assignment | None:
     """The voter's next assignment, or None (and the session forgets them) if they are gone."""
     try:
@@ -53,54 +51,47 @@ def _assignment(request: HttpRequest, voter: Voter, slug: str) -> assignment.Ass
         return None
 
 
-@require_GET
-def vote_page(request: HttpRequest, slug: str) -> HttpResponse:
-    voter = _voter_or_none(request, slug)
-    if voter is None:
-        return redirect("voting:study", slug=slug)
+def _page_for(a: assignment.Assignment) -> str:
+    """Where the voter belongs: a pair to answer, their code (done), or nothing yet (wait)."""
+    if a.pair is not None:
+        return "vote"
+    return "done" if a.completion_code else "wait"
+
+
+def _voter_page(
+    request: HttpRequest,
+    slug: str,
+    page: str,
+    context: Callable[[assignment.Assignment], dict[str, Any]],
+) -> HttpResponse:
+    """Render ``page`` if it is where the voter belongs now, else send them there."""
     study = _study(slug)
-    a = _assignment(request, voter, slug)
+    voter = voters.session_voter(request, slug)
+    a = None if voter is None else _assignment(request, voter, slug)
     if a is None:
         return redirect("voting:study", slug=slug)
-    if a.pair is None:
-        return redirect("voting:done" if a.completion_code else "voting:wait", slug=slug)
-    return render(request, "voting/vote.html", {"study": study, "first": a.as_dict()})
+    if _page_for(a) != page:
+        return redirect(f"voting:{_page_for(a)}", slug=slug)
+    return render(request, f"voting/{page}.html", {"study": study, **context(a)})
+
+
+@require_GET
+def vote_page(request: HttpRequest, slug: str) -> HttpResponse:
+    return _voter_page(request, slug, "vote", lambda a: {"first": a.as_dict()})
 
 
 @require_GET
 def done_page(request: HttpRequest, slug: str) -> HttpResponse:
-    voter = _voter_or_none(request, slug)
-    if voter is None:
-        return redirect("voting:study", slug=slug)
-    study = _study(slug)
-    a = _assignment(request, voter, slug)
-    if a is None:
-        return redirect("voting:study", slug=slug)
-    if a.pair is not None:
-        return redirect("voting:vote", slug=slug)
-    if a.completion_code is None:
-        return redirect("voting:wait", slug=slug)
-    return render(request, "voting/done.html", {"study": study, "code": a.completion_code})
+    return _voter_page(request, slug, "done", lambda a: {"code": a.completion_code})
 
 
 @require_GET
 def wait_page(request: HttpRequest, slug: str) -> HttpResponse:
-    voter = _voter_or_none(request, slug)
-    if voter is None:
-        return redirect("voting:study", slug=slug)
-    study = _study(slug)
-    a = _assignment(request, voter, slug)
-    if a is None:
-        return redirect("voting:study", slug=slug)
-    if a.pair is not None:
-        return redirect("voting:vote", slug=slug)
-    if a.completion_code is not None:
-        return redirect("voting:done", slug=slug)
-    return render(request, "voting/wait.html", {"study": study, "progress": a.as_dict()})
+    return _voter_page(request, slug, "wait", lambda a: {"progress": a.as_dict()})
 
 
 def _json_voter(request: HttpRequest, slug: str) -> Voter | JsonResponse:
-    voter = _voter_or_none(request, slug)
+    voter = voters.session_voter(request, slug)
     if voter is not None:
         return voter
     if not Study.objects.filter(slug=slug).exists():

@@ -61,7 +61,9 @@ def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(
     enqueued: list[int] = []
     from collector import tasks
 
-    monkeypatch.setattr(tasks.close_ballot, "delay", lambda ballot_id: enqueued.append(ballot_id))
+    monkeypatch.setattr(
+        tasks.close_ballot, "apply_async", lambda args, **options: enqueued.append(args[0])
+    )
     ballot = study.ballots.get()
     with django_capture_on_commit_callbacks(execute=True):
         simulate(study, limit=55)

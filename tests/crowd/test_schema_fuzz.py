@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
+import zlib
 
 import pytest
 import schemathesis
@@ -32,9 +33,6 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-# The staff API's schema documents neither 403 (not staff) nor 404 (unknown study): see
-# docs/crowd.md, "Known gaps". Until it does, its status codes are not checked.
-STAFF_CHECKS = [not_a_server_error, content_type_conformance, response_schema_conformance]
 SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 ADMIN_PASSWORD = "fuzz-admin-password-1"
 CONFIG = schemathesis.Config.from_dict(
@@ -85,7 +83,7 @@ def test_the_api_never_fails_and_answers_as_documented(case, voter_token):
     slug, token = voter_token
     params = case.path_parameters or {}
     # Three cases in four use the real study.
-    if "slug" in params and hash(repr(case.body)) % 4:
+    if "slug" in params and zlib.crc32(repr(case.body).encode()) % 4:
         params["slug"] = slug
     checks = CHECKS
     if not SLUG.fullmatch(str(params.get("slug", ""))):
@@ -94,7 +92,6 @@ def test_the_api_never_fails_and_answers_as_documented(case, voter_token):
     if case.path.startswith("/api/v1/staff/"):
         auth = base64.b64encode(f"fuzz-admin:{ADMIN_PASSWORD}".encode()).decode()
         headers = {"Authorization": f"Basic {auth}"}
-        checks = [c for c in checks if c in STAFF_CHECKS]
     else:
         headers = {"X-Voter-Token": token}
     case.call_and_validate(headers=headers, checks=checks)

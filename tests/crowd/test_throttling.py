@@ -137,3 +137,57 @@ def test_the_default_rates_let_a_person_vote_but_not_a_script(settings):
     assert 0.5 <= count / seconds <= 5  # one answer every 0.2-2 s at most, per voter
     assert parse_rate(rates["voting_ip"]) is not None
     assert parse_rate(rates["voting_register"]) is not None
+
+
+def test_with_a_redis_cache_the_counts_live_in_redis_and_expire(make_study, rates, settings):
+    """The deployment path: all gunicorn workers share the counters through Redis."""
+    import secrets
+
+    import redis
+
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith("redis://"):
+        pytest.skip("no Redis configured (CELERY_BROKER_URL)")
+    prefix = f"crowd-test-{secrets.token_hex(4)}"  # other test runs may share this Redis db
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": prefix,
+        }
+    }
+    rates(token="2/min", register="50/hour")
+    study = make_study()
+    client = Client()
+    head = {"HTTP_X_VOTER_TOKEN": register(client, study.slug).json()["token"]}
+    codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    server = redis.Redis.from_url(url)
+    keys = server.keys(f"{prefix}:*")
+    try:
+        assert len(keys) == 2  # the token's window and the address's registration window
+        assert all(0 < server.ttl(k) <= 3601 for k in keys)
+    finally:
+        if keys:
+            server.delete(*keys)
+
+
+def test_with_the_redis_cache_down_voting_goes_on_unthrottled(make_study, rates, settings):
+    """Rate limiting fails open: a cache outage must not refuse the votes of a running study."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: the cache is "down"
+        probe.bind(("127.0.0.1", 0))
+        dead = probe.getsockname()[1]
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{dead}/0",
+        }
+    }
+    rates(token="1/min", register="1/hour")
+    study = make_study()
+    client = Client()
+    head = {"HTTP_X_VOTER_TOKEN": register(client, study.slug).json()["token"]}
+    codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
+    assert codes == [200, 200, 200]

@@ -12,11 +12,24 @@ from collector.models import Voter
 
 pytestmark = pytest.mark.django_db
 
-# Voter lock + context, comparison lock, insert vote, mark answered, the engine's last-vote check
-# (one query, three near the end of a ballot), claim, tokens of the claimed pair.
-MAX_STATEMENTS = 9
-# Through the API: plus the token lookup, and SAVEPOINT/RELEASE inside the test's transaction.
-MAX_VOTE_AND_NEXT = MAX_STATEMENTS + 3
+# PostgreSQL: voter lock + context; the comparison lock, the vote, the comparison marked answered
+# and the engine's last-vote probe in one statement (two more near the end of a ballot); claim with
+# the claimed pair's tokens. Each is an EXECUTE of a statement prepared once per connection (the
+# first use on a connection adds one statement that prepares them all). SQLite (the local demo)
+# has no data-modifying CTEs: comparison lock, vote, update, probe and the pair's tokens are
+# separate statements there.
+PG_STATEMENTS, SQLITE_STATEMENTS = 3, 7
+
+
+def max_statements(n_items: int, m: int) -> int:
+    tail = 2 if n_items * m // 2 <= 65 else 0  # the engine's tail lock (64 open comparisons)
+    return tail + (PG_STATEMENTS if connection.vendor == "postgresql" else SQLITE_STATEMENTS)
+
+
+# Through the API: the token is looked up by the context statement; plus SAVEPOINT/RELEASE inside
+# the test's transaction.
+def max_vote_and_next(n_items: int, m: int) -> int:
+    return max_statements(n_items, m) + 2
 
 
 def answer_some(voter: Voter, n: int) -> None:
@@ -39,7 +52,7 @@ def test_vote_and_next_through_the_api_uses_a_constant_number_of_queries(
     head = {"HTTP_X_VOTER_TOKEN": token}
     body = api.get("/api/v1/studies/q/next", **head).json()
     for _ in range(3):
-        with django_assert_max_num_queries(MAX_VOTE_AND_NEXT):
+        with django_assert_max_num_queries(max_vote_and_next(n_items, m)):
             r = api.post(
                 "/api/v1/studies/q/votes",
                 {"comparison_id": body["comparison"]["id"], "choice": "left"},
@@ -48,7 +61,8 @@ def test_vote_and_next_through_the_api_uses_a_constant_number_of_queries(
             )
         assert r.status_code == 201
         body = r.json()
-    with django_assert_max_num_queries(6):
+    # Context, lease extension (SQLite: and the pair's tokens), SAVEPOINT/RELEASE.
+    with django_assert_max_num_queries(4 if connection.vendor == "postgresql" else 5):
         assert api.get("/api/v1/studies/q/next", **head).status_code == 200
 
 
@@ -61,4 +75,4 @@ def test_vote_and_next_itself_is_a_handful_of_statements(make_study, n_items, m)
         _, created, nxt = assignment.vote_and_next(v, c.id, "right")
     assert created and nxt.comparison is not None
     sql = [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
-    assert len(sql) <= MAX_STATEMENTS, "\n".join(sql)
+    assert len(sql) <= max_statements(n_items, m), "\n".join(sql)

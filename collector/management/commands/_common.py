@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
-from django.core.management.base import CommandError
+from django.core.management.base import BaseCommand, CommandError
 
 from collector.models import Ballot, Study
 
@@ -14,6 +15,19 @@ def get_study(slug: str) -> Study:
     if study is None:
         raise CommandError(f"no study with slug {slug!r}")
     return study
+
+
+def write_lines(command: BaseCommand, lines: Iterable[str], out: str) -> None:
+    """Write streamed CSV lines to ``out``, or to the command's stdout for ``-``."""
+    if out == "-":
+        for line in lines:
+            command.stdout.write(line, ending="")
+        return
+    try:
+        with open(out, "w", encoding="utf-8", newline="") as fh:
+            fh.writelines(lines)
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror}") from None
 
 
 def wait_until_closed(ballot_id: int, timeout: float) -> Ballot:

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import sys
-
 from django.core.management.base import BaseCommand, CommandError
 
 from collector import exports
-from collector.management.commands._common import get_study
+from collector.management.commands._common import get_study, write_lines
 
 
 class Command(BaseCommand):
@@ -21,15 +19,4 @@ class Command(BaseCommand):
             lines = exports.ranking_csv(study)
         except exports.NotFinished as exc:
             raise CommandError(str(exc)) from None
-        write_lines(lines, out)
-
-
-def write_lines(lines, out: str) -> None:
-    if out == "-":
-        sys.stdout.writelines(lines)
-        return
-    try:
-        with open(out, "w", encoding="utf-8", newline="") as fh:
-            fh.writelines(lines)
-    except OSError as exc:
-        raise CommandError(f"cannot write {out}: {exc.strerror}") from None
+        write_lines(self, lines, out)

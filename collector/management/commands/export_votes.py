@@ -3,8 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from collector import exports
-from collector.management.commands._common import get_study
-from collector.management.commands.export_ranking import write_lines
+from collector.management.commands._common import get_study, write_lines
 
 
 class Command(BaseCommand):
@@ -15,4 +14,4 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="file path, or - for stdout")
 
     def handle(self, *args, slug: str, out: str, **options):
-        write_lines(exports.votes_csv(get_study(slug)), out)
+        write_lines(self, exports.votes_csv(get_study(slug)), out)

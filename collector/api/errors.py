@@ -1,0 +1,23 @@
+"""The API's exception handler: DRF's, plus a retryable 503 while the database is unreachable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import InterfaceError, OperationalError
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+DATABASE_DOWN_RETRY_SECONDS = 2
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, OperationalError | InterfaceError):
+        # A database restart: nothing was stored (the transaction rolled back), so the client
+        # may resend the same request; say so instead of an HTML 500.
+        return Response(
+            {"detail": "The database is briefly unavailable; retry the same request."},
+            status=503,
+            headers={"Retry-After": str(DATABASE_DOWN_RETRY_SECONDS)},
+        )
+    return exception_handler(exc, context)

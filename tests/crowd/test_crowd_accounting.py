@@ -1,0 +1,56 @@
+"""The load generator's audit: what counts as lost and as duplicated."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import ranking
+from benchmarks.crowd import CrowdConfig, StudyInfo, Tally, summarize
+
+CFG = CrowdConfig(base_url="http://127.0.0.1:1", slug="s", voters=2, think_ms=0)
+INFO = StudyInfo(study_id=1, n_items=10, allow_ties=True)
+
+
+def audit(stored, ranks=None):
+    return {"status": "running", "stored": stored, "ballots": [], "ranks": ranks}
+
+
+def tally(acked: dict, created: list[int]) -> Tally:
+    t = Tally(acked=acked, acked_201=Counter(created), vote_ms=[5.0, 7.0, 9.0])
+    t.first_vote, t.last_ack = 10.0, 12.0
+    return t
+
+
+def test_an_acknowledged_vote_missing_from_the_database_is_lost():
+    t = tally({("a", 1): "left", ("a", 2): "right"}, [1, 2])
+    s = summarize(CFG, INFO, t, audit([("a", 1, "left")]), 3.0, False)
+    assert (s["lost"], s["duplicated"]) == (1, 0)
+    assert s["votes_per_second"] == 1.0  # two acknowledged votes over two seconds
+
+
+def test_a_stored_vote_nobody_was_told_about_is_duplicated():
+    t = tally({("a", 1): "left"}, [1])
+    s = summarize(CFG, INFO, t, audit([("a", 1, "left"), ("b", 2, "tie")]), 3.0, False)
+    assert (s["lost"], s["duplicated"]) == (0, 1)
+
+
+def test_a_comparison_created_twice_is_duplicated_and_a_changed_choice_is_both():
+    t = tally({("a", 1): "left", ("b", 1): "right"}, [1, 1])
+    s = summarize(CFG, INFO, t, audit([("a", 1, "right")]), 3.0, False)
+    # ("a", 1, left) lost; ("a", 1, right) never acknowledged; comparison 1 created twice.
+    assert (s["lost"], s["duplicated"]) == (2, 2)
+
+
+def test_a_repeated_vote_answered_200_is_one_vote():
+    t = tally({("a", 1): "left"}, [1])  # 201 then 200 for the retry: one entry, one creation
+    s = summarize(CFG, INFO, t, audit([("a", 1, "left")]), 3.0, False)
+    assert (s["lost"], s["duplicated"], s["votes_acknowledged"]) == (0, 0, 1)
+
+
+def test_accuracy_is_reported_only_for_a_finished_study():
+    t = tally({}, [])
+    assert summarize(CFG, INFO, t, audit([]), 1.0, True)["rho_w"] is None
+    # Truth: item i has similarity z_i (Item.index order), ranked by |z_i| (ranking.true_ranks).
+    perfect = ranking.true_ranks(ranking.underlying_similarity("exponential", 10)).tolist()
+    s = summarize(CFG, INFO, t, audit([], ranks=perfect), 1.0, False)
+    assert s["rho_w"] == s["rho"] == s["tau"] == 1.0

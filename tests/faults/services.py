@@ -1,0 +1,274 @@
+"""Private services for the fault tests: their own PostgreSQL cluster, Redis, gunicorn and worker.
+
+The fault tests stop, kill and restart services, so they never touch the machine's shared
+PostgreSQL (5432) or Redis (6379), nor pytest-django's test database: everything runs in
+subprocesses on free ports of 127.0.0.1 (the fixtures in conftest.py stop them at teardown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg2
+import pytest
+import redis
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+DB_NAME = "collector"
+# Everything the app would otherwise read from the shared environment.
+_DROP_ENV = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL",
+             "REDIS_URL", "REQUIRE_REAL_STACK", "TEST_DATABASE_NAME", "DJANGO_ENV")  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(predicate: Any, timeout: float, what: str, interval: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _tail(path: Path, n: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+def _pg_bin() -> Path:
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not versions:
+        pytest.fail("no PostgreSQL server binaries under /usr/lib/postgresql")
+    return versions[-1].parent
+
+
+class PrivatePostgres:
+    """A throwaway cluster in a temp dir, run as the ``postgres`` OS user (it refuses root)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.dir = workdir / "pg"
+        self.data = self.dir / "data"
+        self.log = self.dir / "server.log"
+        self.port = free_port()
+        self.bin = _pg_bin()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/{DB_NAME}"
+
+    def _as_postgres(self, *args: str | Path, timeout: float = 90) -> None:
+        cmd = [str(a) for a in args]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stdout}{done.stderr}")
+
+    def _pg_ctl(self, *args: str) -> None:
+        # fsync off: a throwaway cluster; fast restarts still go through a real shutdown.
+        opts = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._as_postgres(
+            self.bin / "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts,
+            "-w", "-t", "60", *args,
+        )  # fmt: skip
+
+    def init(self) -> None:
+        self.dir.mkdir(parents=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.dir, "postgres", "postgres")
+        self._as_postgres(self.bin / "initdb", "-D", str(self.data), "-A", "trust", "-U",
+                          "postgres", "--no-sync", "-E", "UTF8", "--locale=C")  # fmt: skip
+        self.start()
+        with contextlib.closing(self.connect("postgres")) as conn:
+            conn.autocommit = True
+            conn.cursor().execute(f"CREATE DATABASE {DB_NAME}")
+
+    def start(self) -> None:
+        self._pg_ctl("start")
+
+    def restart(self) -> None:
+        self._pg_ctl("-m", "fast", "restart")
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._pg_ctl("-m", "immediate", "stop")
+
+    def connect(self, dbname: str = DB_NAME) -> Any:
+        return psycopg2.connect(
+            host="127.0.0.1", port=self.port, user="postgres", dbname=dbname, connect_timeout=5
+        )
+
+    def query(self, sql: str, params: Any = None) -> list[tuple]:
+        with contextlib.closing(self.connect()) as conn, conn.cursor() as cur:
+            cur.execute(sql, params)
+            rows = cur.fetchall()
+            conn.rollback()
+            return rows
+
+
+class PrivateRedis:
+    """``redis-server`` as a child process that can be stopped and started on the same port."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log = workdir / "redis.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--daemonize", "no"],
+                stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        wait_until(self.ping, 20, "the private Redis to answer")
+
+    def ping(self) -> bool:
+        try:
+            return bool(redis.Redis(port=self.port, socket_connect_timeout=1).ping())
+        except redis.RedisError:
+            return False
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        stop_process(self.proc, sig)
+        self.proc = None
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+def stop_process(
+    proc: subprocess.Popen | None, sig: int = signal.SIGTERM, grace: float = 20
+) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+class Stack:
+    """The private services plus the app's processes (web server, worker) on top of them."""
+
+    def __init__(self, workdir: Path, pg: PrivatePostgres, redis_: PrivateRedis) -> None:
+        self.dir = workdir
+        self.pg = pg
+        self.redis = redis_
+        self.web_port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.web_port}"
+        self.web: subprocess.Popen | None = None
+        self.worker: subprocess.Popen | None = None
+        self.extra_env: dict[str, str] = {}
+        self._n = 0
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV}
+        env.update(
+            DJANGO_SETTINGS_MODULE="collector.settings", DATABASE_URL=self.pg.url,
+            CELERY_BROKER_URL=self.redis.url, DEBUG="0", LOG_LEVEL="INFO",
+            # Persistent connections, as deployed: the database restart must hit stale ones.
+            CONN_MAX_AGE="60",
+            # Rate limits are the abuse tests' business; these clients vote as fast as they can.
+            VOTING_TOKEN_RATE="none", VOTING_IP_RATE="none", VOTING_REGISTER_RATE="none",
+        )  # fmt: skip
+        env.update(self.extra_env)
+        env.update(extra)
+        return env
+
+    def _log(self, name: str) -> Path:
+        self._n += 1
+        return self.dir / f"{self._n:02d}-{name}.log"
+
+    def manage(self, *args: str, timeout: float = 120, **env: str) -> str:
+        done = subprocess.run(
+            [str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env(**env),
+            capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+        if done.returncode:
+            raise AssertionError(f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}")
+        return done.stdout
+
+    def shell(self, code: str, timeout: float = 120, **env: str) -> Any:
+        """Run ``code`` in ``manage.py shell``; it prints one JSON line last, returned parsed."""
+        out = self.manage("shell", "-c", code, timeout=timeout, **env)
+        return json.loads(out.strip().splitlines()[-1])
+
+    # --- web server ---------------------------------------------------------------------------
+
+    def start_web(self) -> None:
+        assert self.web is None or self.web.poll() is not None, "web server already running"
+        self.web_log = self._log("gunicorn")
+        with open(self.web_log, "wb") as log:
+            self.web = subprocess.Popen(
+                [str(BIN / "gunicorn"), "collector.wsgi:application", "-b",
+                 f"127.0.0.1:{self.web_port}", "-w", "2", "--graceful-timeout", "10",
+                 "--timeout", "60"],
+                cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        import httpx
+
+        def up() -> bool:
+            if self.web is None or self.web.poll() is not None:
+                raise AssertionError(f"gunicorn exited:\n{_tail(self.web_log)}")
+            try:
+                httpx.get(self.base_url + "/api/v1/studies/none/next", timeout=2)
+                return True
+            except httpx.HTTPError:
+                return False
+
+        wait_until(up, 60, "gunicorn to answer", 0.2)
+
+    def stop_web(self, sig: int = signal.SIGTERM) -> None:
+        stop_process(self.web, sig)
+        self.web = None
+
+    # --- Celery worker ------------------------------------------------------------------------
+
+    def start_worker(self, **env: str) -> None:
+        assert self.worker is None or self.worker.poll() is not None, "worker already running"
+        self.worker_log = self._log("worker")
+        with open(self.worker_log, "wb") as log:
+            self.worker = subprocess.Popen(
+                [str(BIN / "celery"), "-A", "collector", "worker", "--pool=solo", "-c", "1",
+                 "--loglevel=INFO", "--without-gossip", "--without-mingle",
+                 "--without-heartbeat", "-n", f"faults-{os.getpid()}-{self._n}@%h"],
+                cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+
+        def ready() -> bool:
+            if self.worker is None or self.worker.poll() is not None:
+                raise AssertionError(f"the worker exited:\n{_tail(self.worker_log)}")
+            return " ready." in _tail(self.worker_log, 20000)
+
+        wait_until(ready, 60, "the Celery worker to be ready", 0.2)
+
+    def stop_worker(self, sig: int = signal.SIGTERM) -> None:
+        stop_process(self.worker, sig)
+        self.worker = None
+
+    def logs(self) -> str:
+        parts = []
+        for path in sorted(self.dir.glob("*.log")):
+            parts.append(f"--- {path.name}\n{_tail(path, 2500)}")
+        parts.append(f"--- postgres\n{_tail(self.pg.log, 1500)}")
+        return "\n".join(parts)
