@@ -18,8 +18,13 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from django.conf import settings
 from django.core.servers.basehttp import WSGIServer
+from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Property tests explore the same examples every run (randomness is seeded, here as elsewhere).
+hypothesis_settings.register_profile("seeded", derandomize=True, database=None)
+hypothesis_settings.load_profile("seeded")
 
 # Django's live server listens with a backlog of 10: fifty voters connecting at once (the
 # concurrency tests) would see resets on a loaded machine, as no real server would allow.
