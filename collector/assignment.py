@@ -33,6 +33,7 @@ from django.db import connection, transaction
 from django.db.backends.postgresql.psycopg_any import is_psycopg3
 from django.utils import timezone
 
+import ranking
 from collector import lifecycle
 from collector.models import Comparison, Item, Token, Vote, Voter
 
@@ -264,8 +265,7 @@ def _context(cur: Any, voter_id: int | None = None, *, token: str | None = None)
         completion_code=code,
         ballot_id=bid,
         ballot_open=bstatus == "open",
-        # Footnote 6: with M*N odd one item appears M+1 times.
-        ballot_size=(m * n_items + 1) // 2 if bid else 0,
+        ballot_size=ranking.ballot_comparisons(n_items, m) if bid else 0,
         answered=answered or 0,
     )
 

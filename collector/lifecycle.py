@@ -181,23 +181,24 @@ def preview_study(
         "areas": [(a.name, len(a.tokens), len(a.pairs)) for a in areas],
         "plan": study_plan,
         "ballots": [
-            (n, m_k, -(-n * m_k // 2))  # comparisons: ceil(M N(k) / 2), footnote 6
+            (n, m_k, ranking.ballot_comparisons(n, m_k))
             for n, m_k in _ballot_plan(n_items, n_ballots, alpha, m, design)
         ],
         "warnings": study_plan.warnings if design == Study.Design.ADAPTIVE else [],
         # The warnings get their own box on the page.
-        "text": plan_text(study_plan, design).split("\nWarnings (Section 2.7):")[0].rstrip(),
+        "text": plan_text(study_plan, design, warnings=False),
     }
 
 
-def plan_text(study_plan: ranking.StudyPlan, design: str) -> str:
+def plan_text(study_plan: ranking.StudyPlan, design: str, *, warnings: bool = True) -> str:
+    body = str(study_plan) if warnings else study_plan.summary()
     if design == Study.Design.UNIFORM:
         return (
             f"Uniform design: one ballot of all {study_plan.n_items} items, "
             f"M = {study_plan.uniform_m} ({study_plan.uniform_comparisons:,} comparisons, the "
-            f"budget of the adaptive plan below).\n\n{study_plan}"
+            f"budget of the adaptive plan below).\n\n{body}"
         )
-    return str(study_plan)
+    return body
 
 
 def describe_plan(study: Study) -> list[str]:

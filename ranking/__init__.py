@@ -16,7 +16,13 @@ from .metrics import (
     weighted_kendall,
     weighted_spearman,
 )
-from .planning import StudyPlan, comparisons_per_ballot, plan_study, uniform_m
+from .planning import (
+    StudyPlan,
+    ballot_comparisons,
+    comparisons_per_ballot,
+    plan_study,
+    uniform_m,
+)
 from .scores import borda_counts, borda_scores, rescale, rescale_slope, running_mean
 from .simulation import (
     DESIGNS,
@@ -61,6 +67,7 @@ __all__ = [
     "borda_scores",
     "bradley_terry",
     "close_ballot",
+    "ballot_comparisons",
     "comparisons_per_ballot",
     "final_ranking",
     "kendall",

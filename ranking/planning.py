@@ -9,13 +9,18 @@ from typing import Any
 from ._validation import check_alpha, check_int
 from .ballots import ballot_sizes
 
-__all__ = ["StudyPlan", "comparisons_per_ballot", "plan_study", "uniform_m"]
+__all__ = ["StudyPlan", "ballot_comparisons", "comparisons_per_ballot", "plan_study", "uniform_m"]
+
+
+def ballot_comparisons(n_items: int, m: int) -> int:
+    """Comparisons of one ballot of ``n_items`` items: ``ceil(M N / 2)`` (footnote 6)."""
+    n = check_int(n_items, "n_items", minimum=0)
+    return -(-check_int(m, "m", minimum=1) * n // 2)
 
 
 def comparisons_per_ballot(n_items: int, alpha: float, n_ballots: int, m: int) -> list[int]:
     """Comparisons of each ballot: ``ceil(M N(k) / 2)`` (Eq. 3 term by term, footnote 6)."""
-    per_item = check_int(m, "m", minimum=1)
-    return [math.ceil(per_item * size / 2) for size in ballot_sizes(n_items, alpha, n_ballots)]
+    return [ballot_comparisons(size, m) for size in ballot_sizes(n_items, alpha, n_ballots)]
 
 
 def uniform_m(n_items: int, n_ballots: int, alpha: float, m: int) -> int:
@@ -64,7 +69,8 @@ class StudyPlan:
         """Plain dict (JSON-serialisable) for templates and APIs."""
         return asdict(self)
 
-    def __str__(self) -> str:
+    def summary(self) -> str:
+        """The plan as text, without the Section 2.7 verdict (pages show the warnings apart)."""
         lines = [
             f"Study plan: {self.n_items} items, {self.n_ballots} ballots, "
             f"alpha = {self.alpha:g}, M = {self.m}",
@@ -88,7 +94,10 @@ class StudyPlan:
                 f"Cost (Eq. 10):                    {self.person_hours:,.1f} person-hours "
                 f"at {self.seconds_per_comparison:g} s per comparison"
             )
-        lines.append("")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        lines = [self.summary(), ""]
         if self.warnings:
             lines.append("Warnings (Section 2.7):")
             lines += [f"  - {warning}" for warning in self.warnings]
@@ -155,7 +164,7 @@ def plan_study(
         m_top=nb * per_item,
         m_unif=m_unif,
         uniform_m=m_uniform,
-        uniform_comparisons=math.ceil(m_uniform * n / 2),
+        uniform_comparisons=ballot_comparisons(n, m_uniform),
         seconds_per_comparison=seconds,
         person_hours=None if seconds is None else seconds * total / 3600,
         warnings=_broken_bounds(n, nb, a, per_item, total),

@@ -75,3 +75,14 @@ def export(command: str, study: Study, tmp_path: Path) -> str:
     path = tmp_path / f"{command}.csv"
     call_command(command, study.slug, "--out", str(path))
     return path.read_text()
+
+
+def finish_in_process(study: Study, monkeypatch) -> Study:
+    """Answer and close every ballot of an auto-opening study in this process (no worker)."""
+    for number in range(1, study.n_ballots + 1):
+        monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+        simulate(study)
+        monkeypatch.undo()
+        lifecycle.close_ballot(study.ballots.get(number=number).pk)
+    study.refresh_from_db()
+    return study

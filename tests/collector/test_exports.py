@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from collector import lifecycle
 from collector.models import Item, Study, Vote
-from tests.collector.helpers import export, make_study, read_csv, simulate
+from tests.collector.helpers import export, finish_in_process, make_study, read_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,12 +22,7 @@ VOTES_HEADER = "ballot,comparison_id,item_left,item_right,choice,voter,created_a
 def finished(monkeypatch) -> Study:
     user = get_user_model().objects.create_user("owner", password="x" * 12, is_staff=True)
     study = make_study(n_ballots=2, auto_open=True, created_by=user)
-    for number in (1, 2):
-        monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
-        simulate(study)
-        monkeypatch.undo()
-        lifecycle.close_ballot(study.ballots.get(number=number).pk)
-    study.refresh_from_db()
+    finish_in_process(study, monkeypatch)
     assert study.status == Study.Status.FINISHED
     return study
 

@@ -10,7 +10,7 @@ from django.db import connection
 import ranking
 from collector import assignment, lifecycle
 from collector.models import Ballot, Comparison, Item, ItemScore, Study, Vote, Voter
-from tests.collector.helpers import make_study, simulate
+from tests.collector.helpers import finish_in_process, make_study, simulate
 
 
 def _answer_all(study: Study, monkeypatch) -> Ballot:
@@ -149,12 +149,7 @@ def test_the_next_ballot_opens_at_once_when_the_study_says_so(monkeypatch):
 @pytest.mark.django_db(transaction=True)
 def test_the_last_close_finishes_the_study_with_final_ranks(monkeypatch):
     study = make_study(n_ballots=2, alpha=0.5, m=4, auto_open=True)
-    for number in (1, 2):
-        monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
-        simulate(study)
-        monkeypatch.undo()
-        lifecycle.close_ballot(study.ballots.get(number=number).pk)
-    study.refresh_from_db()
+    finish_in_process(study, monkeypatch)
     assert study.status == Study.Status.FINISHED and study.finished_at is not None
     ranks = sorted(Item.objects.filter(study=study).values_list("final_rank", flat=True))
     assert ranks == list(range(1, 29))

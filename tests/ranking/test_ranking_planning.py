@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ranking import comparisons_per_ballot, plan_study, uniform_m
+from ranking import ballot_comparisons, comparisons_per_ballot, plan_study, uniform_m
 from ranking.plan import main
 
 
@@ -26,6 +26,11 @@ def test_the_papers_run_needs_19660_comparisons() -> None:
 def test_an_odd_ballot_rounds_comparisons_up() -> None:
     # 5 items x 3 comparisons: one item appears 4 times (footnote 6), 8 comparisons.
     assert comparisons_per_ballot(5, 0.5, 2, 3) == [8, 5]
+    assert [ballot_comparisons(5, 3), ballot_comparisons(4, 3), ballot_comparisons(0, 3)] == [
+        8,
+        6,
+        0,
+    ]
 
 
 def test_the_cost_is_time_per_comparison_times_comparisons() -> None:
