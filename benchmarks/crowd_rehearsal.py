@@ -124,6 +124,43 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
     raise SystemExit(f"gunicorn did not answer {url} in {timeout} s")
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> tuple[str, int, float] | None:
+    """(command, parent pid, CPU seconds of the process and its reaped children)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # exited meanwhile
+        return None
+    comm, fields = raw[raw.index("(") + 1 : raw.rindex(")")], raw[raw.rindex(")") + 2 :].split()
+    return comm, int(fields[1]), sum(int(f) for f in fields[11:15]) / CLOCK_TICKS
+
+
+def cpu_by_component(roots: dict[str, int]) -> dict[str, float]:
+    """CPU seconds so far of each component: the process trees under ``roots`` (name -> pid), plus
+    every PostgreSQL and Redis process on the machine."""
+    procs = {pid: st for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+             if (st := _stat(pid)) is not None}  # fmt: skip
+    parent = {pid: st[1] for pid, st in procs.items()}
+
+    def under(pid: int, root: int) -> bool:
+        while pid > 1:
+            if pid == root:
+                return True
+            pid = parent.get(pid, 1)
+        return False
+
+    out = {name: 0.0 for name in [*roots, "postgres", "redis"]}
+    for pid, (comm, _ppid, cpu) in procs.items():
+        name = next((n for n, root in roots.items() if under(pid, root)), None)
+        if name is None:
+            name = {"postgres": "postgres", "redis-server": "redis"}.get(comm)
+        if name is not None:
+            out[name] += cpu
+    return out
+
+
 def headline(summary: dict[str, Any], args: argparse.Namespace, load: float) -> dict[str, Any]:
     keys = ["voters", "think_ms", "votes_per_second", "p50_ms", "p95_ms", "p99_ms", "lost",
             "duplicated", "errors", "errors_total", "closing_seconds", "votes_stored", "items",
@@ -136,6 +173,7 @@ def headline(summary: dict[str, Any], args: argparse.Namespace, load: float) -> 
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         load_before=round(load, 2),  # 1-min load average before: earlier runs, other users
         client_cpu_ms_per_request=summary["client_cpu_ms_per_request"],
+        cpu_ms_per_vote=summary["cpu_ms_per_vote"],
     )  # fmt: skip
     return out
 
@@ -200,8 +238,20 @@ def main(argv: list[str] | None = None) -> int:
             crowd_size=args.crowd_size, timeout=args.timeout,
         )  # fmt: skip
         crowd.setup_django()
+        roots = {"web": web.pid, "worker": worker.pid}
+        before = cpu_by_component(roots)
         summary = asyncio.run(crowd.run_crowd(cfg))
+        after = cpu_by_component(roots)
+    # Where the machine's CPU went, per acknowledged vote (the audit's queries included).
+    votes = max(1, summary["votes_acknowledged"])
+    spent = {k: 1000 * (after[k] - before[k]) / votes for k in before}
+    spent["load_generator"] = 1000 * summary["client_cpu_seconds"] / votes
+    spent["total"] = sum(spent.values())
+    summary["cpu_ms_per_vote"] = {k: round(v, 3) for k, v in spent.items()}
     print(crowd.format_summary(summary))
+    print(
+        "CPU ms per vote: " + ", ".join(f"{k} {v}" for k, v in summary["cpu_ms_per_vote"].items())
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     if args.append_results:

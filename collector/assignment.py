@@ -283,7 +283,7 @@ WHERE leased_to_id = %s AND ballot_id = %s AND status = 'open'
 RETURNING id, item_left_id, item_right_id
 """
 
-# Walks the partial index comparison_claimable (ballot, id) WHERE status = 'open'. The outer WHERE
+# Walks the partial index comparison_claimable (ballot, slot) WHERE status = 'open'. The outer WHERE
 # repeats the claimability test: PostgreSQL re-evaluates it on the row version it finally locks.
 _CLAIM_SQL = """
 UPDATE collector_comparison SET leased_to_id = %(voter)s, lease_expires_at = %(expires)s
@@ -296,7 +296,7 @@ WHERE id = (
         WHERE v.voter_id = %(voter)s
           AND {lo}(p.item_left_id, p.item_right_id) = {lo}(c.item_left_id, c.item_right_id)
           AND {hi}(p.item_left_id, p.item_right_id) = {hi}(c.item_left_id, c.item_right_id))
-    ORDER BY c.id LIMIT 1 {lock})
+    ORDER BY c.slot LIMIT 1 {lock})
   AND status = 'open' AND (leased_to_id IS NULL OR lease_expires_at < %(now)s)
 RETURNING id, item_left_id, item_right_id
 """
@@ -489,7 +489,8 @@ SELECT c.ballot_id, c.status, c.leased_to_id, c.study_id, c.ballot_status,
        c.vote_id, c.voter_id, c.choice, c.response_ms, c.created_at,
        (SELECT id FROM ins),
        (SELECT COUNT(*) FROM (SELECT 1 FROM collector_comparison o
-        WHERE o.ballot_id = c.ballot_id AND o.status = 'open' LIMIT {_OPEN_LEFT_LIMIT}) AS t)
+        WHERE o.ballot_id = c.ballot_id AND o.status = 'open'
+        ORDER BY o.slot DESC LIMIT {_OPEN_LEFT_LIMIT}) AS t)
 FROM c
 """
 

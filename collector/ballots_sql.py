@@ -9,14 +9,17 @@ business rules: :mod:`collector.lifecycle` decides what to write and when.
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from django.db import connection, models
+from django.db import DatabaseError, connection, models, transaction
 from django.utils import timezone
 
 from collector.models import Comparison, Item, ItemScore, Vote
+
+log = logging.getLogger(__name__)
 
 _COPY_CHUNK = 200_000  # rows per COPY buffer: bounds memory at a few tens of MB
 
@@ -94,6 +97,26 @@ def bulk_insert(
             ]
             cursor.executemany(sql, list(zip(*lists, strict=True)))
     return n
+
+
+def analyze_after_commit(*tables: type[models.Model]) -> None:
+    """Refresh PostgreSQL's statistics of ``tables`` once the transaction commits.
+
+    A new ballot adds its comparisons in one go; until autovacuum's next ANALYZE, the planner
+    believes the ballot is nearly empty and may pick plans that read all of it on every vote.
+    """
+    if not is_postgres():
+        return
+    names = ", ".join(connection.ops.quote_name(t._meta.db_table) for t in tables)
+
+    def analyze() -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"ANALYZE {names}")
+        except DatabaseError:  # only statistics: autovacuum will catch up
+            log.warning("ANALYZE %s failed", names, exc_info=True)
+
+    transaction.on_commit(analyze)
 
 
 def _text_column(values: np.ndarray) -> list[str]:

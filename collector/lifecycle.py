@@ -34,9 +34,11 @@ log = logging.getLogger(__name__)
 # When at most this many comparisons look open, they may all be in flight in concurrent vote
 # transactions (each invisible to the others), so the last-vote check takes the ballot row lock.
 _TAIL_LOCK_THRESHOLD = 64
+# Walks the claimable index backwards (claims take slots from the front, so the back stays open
+# until the ballot's end) and stops at the limit; ordered by slot, no other plan can stop early.
 _OPEN_LEFT_SQL = (
     "SELECT COUNT(*) FROM (SELECT 1 FROM collector_comparison"
-    " WHERE ballot_id = %s AND status = 'open' LIMIT %s) AS t"
+    " WHERE ballot_id = %s AND status = 'open' ORDER BY slot DESC LIMIT %s) AS t"
 )
 
 
@@ -298,9 +300,14 @@ def _generate_ballot(
     pairs = ranking.ballot_pairs(members, m, study_rng(study, number, Purpose.PAIRS))
     ballots_sql.bulk_insert(
         Comparison,
-        {"item_left_id": item_ids[pairs[:, 0]], "item_right_id": item_ids[pairs[:, 1]]},
+        {
+            "item_left_id": item_ids[pairs[:, 0]],
+            "item_right_id": item_ids[pairs[:, 1]],
+            "slot": np.arange(len(pairs)),
+        },
         {"ballot_id": ballot.pk, "status": Comparison.Status.OPEN},
     )
+    ballots_sql.analyze_after_commit(Comparison)
     return ballot
 
 

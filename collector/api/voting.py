@@ -194,9 +194,14 @@ def _raise_voter_error(e: assignment.VoteRejected, slug: str) -> None:
 
 
 class JSONView(APIView):
-    # JSON only: skips content negotiation with the browsable API on the hot path.
+    # JSON only, whatever the Accept header: no content negotiation on the hot path.
     renderer_classes = [JSONRenderer]
     parser_classes = [JSONParser]
+
+    def perform_content_negotiation(
+        self, request: Request, force: bool = False
+    ) -> tuple[JSONRenderer, str]:
+        return JSONRenderer(), JSONRenderer.media_type
 
 
 class VoterTokenView(JSONView):

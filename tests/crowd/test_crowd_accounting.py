@@ -11,8 +11,8 @@ CFG = CrowdConfig(base_url="http://127.0.0.1:1", slug="s", voters=2, think_ms=0)
 INFO = StudyInfo(study_id=1, n_items=10, allow_ties=True)
 
 
-def audit(stored, ranks=None):
-    return {"status": "running", "stored": stored, "ballots": [], "ranks": ranks}
+def audit(stored, ranks=None, ballots=()):
+    return {"status": "running", "stored": stored, "ballots": list(ballots), "ranks": ranks}
 
 
 def tally(acked: dict, created: list[int]) -> Tally:
@@ -25,7 +25,19 @@ def test_an_acknowledged_vote_missing_from_the_database_is_lost():
     t = tally({("a", 1): "left", ("a", 2): "right"}, [1, 2])
     s = summarize(CFG, INFO, t, audit([("a", 1, "left")]), 3.0, False)
     assert (s["lost"], s["duplicated"]) == (1, 0)
-    assert s["votes_per_second"] == 1.0  # two acknowledged votes over two seconds
+    assert s["votes_per_second_overall"] == 1.0  # two acknowledged votes over two seconds
+
+
+def test_the_sustained_rate_counts_only_the_time_a_ballot_with_votes_was_open():
+    t = tally({("a", 1): "left", ("a", 2): "right", ("b", 3): "left"}, [1, 2, 3])
+    ballots = [
+        {"votes": 2, "open_seconds": 0.5, "closing_seconds": 0.1},
+        {"votes": 1, "open_seconds": 1.0, "closing_seconds": 0.1},
+        {"votes": 0, "open_seconds": 9.0, "closing_seconds": 0.1},  # nobody voted: not counted
+    ]
+    s = summarize(CFG, INFO, t, audit([], ballots=ballots), 3.0, False)
+    assert (s["voting_seconds"], s["votes_per_second"]) == (1.5, 2.0)
+    assert s["votes_per_second_overall"] == 1.5  # three votes between 10.0 and 12.0
 
 
 def test_a_stored_vote_nobody_was_told_about_is_duplicated():
