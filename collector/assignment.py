@@ -283,23 +283,35 @@ WHERE leased_to_id = %s AND ballot_id = %s AND status = 'open'
 RETURNING id, item_left_id, item_right_id
 """
 
-# Walks the partial index comparison_claimable (ballot, slot) WHERE status = 'open'. The outer WHERE
-# repeats the claimability test: PostgreSQL re-evaluates it on the row version it finally locks.
-_CLAIM_SQL = """
-UPDATE collector_comparison SET leased_to_id = %(voter)s, lease_expires_at = %(expires)s
-WHERE id = (
+# Walks the partial index comparison_claimable (ballot, slot) WHERE status = 'open' from the slot
+# %(start)s, then wraps around to the front (COALESCE evaluates the second walk only if the first
+# found nothing). Concurrent voters start at different slots: all walking from the front, each
+# claim stepped past every comparison leased to the others, and they all queued on the same index
+# and heap pages. The outer WHERE repeats the claimability test: PostgreSQL re-evaluates it on the
+# row version it finally locks.
+_CANDIDATE_SQL = """(
     SELECT c.id FROM collector_comparison c
-    WHERE c.ballot_id = %(ballot)s AND c.status = 'open'
+    WHERE c.ballot_id = %(ballot)s AND c.status = 'open' AND c.slot {cmp} %(start)s
       AND (c.leased_to_id IS NULL OR c.lease_expires_at < %(now)s)
       AND NOT EXISTS (
         SELECT 1 FROM collector_vote v {seen_join}
         WHERE v.voter_id = %(voter)s
           AND {lo}(p.item_left_id, p.item_right_id) = {lo}(c.item_left_id, c.item_right_id)
           AND {hi}(p.item_left_id, p.item_right_id) = {hi}(c.item_left_id, c.item_right_id))
-    ORDER BY c.slot LIMIT 1 {lock})
+    ORDER BY c.slot LIMIT 1 {lock})"""
+_CLAIM_SQL = """
+UPDATE collector_comparison SET leased_to_id = %(voter)s, lease_expires_at = %(expires)s
+WHERE id = COALESCE({from_start}, {wrapped})
   AND status = 'open' AND (leased_to_id IS NULL OR lease_expires_at < %(now)s)
 RETURNING id, item_left_id, item_right_id
 """
+
+
+def _claim_start(voter_id: int, answered: int, ballot_size: int) -> int:
+    """Where a claim starts walking the ballot's slots: spread over the ballot, different for each
+    voter and for each of a voter's claims (a fixed hash, not a random draw)."""
+    return (voter_id * 2654435761 + answered * 2246822519) % max(1, ballot_size)
+
 
 _ITEMS_SQL = """
 SELECT i.id, i."index", ta.id, ta.text, tb.id, tb.text
@@ -313,14 +325,21 @@ WHERE i.id IN (%s, %s)
 # On PostgreSQL the LATERAL ... LIMIT 1 forces one primary-key probe per earlier vote; a plain
 # join lets the planner pick a merge join that walks the ballot's comparisons up to the voter's
 # latest one. SQLite always probes.
-_PG_CLAIM_SQL = _CLAIM_SQL.format(
+def _claim_sql(**dialect: str) -> str:
+    return _CLAIM_SQL.format(
+        from_start=_CANDIDATE_SQL.format(cmp=">=", **dialect),
+        wrapped=_CANDIDATE_SQL.format(cmp="<", **dialect),
+    )
+
+
+_PG_CLAIM_SQL = _claim_sql(
     lo="LEAST",
     hi="GREATEST",
     lock="FOR UPDATE SKIP LOCKED",
     seen_join="CROSS JOIN LATERAL (SELECT p.item_left_id, p.item_right_id"
     " FROM collector_comparison p WHERE p.id = v.comparison_id LIMIT 1) p",
 )
-_SQLITE_CLAIM_SQL = _CLAIM_SQL.format(
+_SQLITE_CLAIM_SQL = _claim_sql(
     lo="MIN", hi="MAX", lock="", seen_join="JOIN collector_comparison p ON p.id = v.comparison_id"
 )
 
@@ -363,7 +382,13 @@ def _assign(cur: Any, voter_id: int, ctx: _Context, *, has_lease: bool) -> Assig
     if ctx.ballot_id is not None and ctx.ballot_open:
         now = timezone.now()
         expires = now + dt.timedelta(seconds=ctx.lease_seconds)
-        claim = {"voter": voter_id, "ballot": ctx.ballot_id, "now": now, "expires": expires}
+        claim = {
+            "voter": voter_id,
+            "ballot": ctx.ballot_id,
+            "now": now,
+            "expires": expires,
+            "start": _claim_start(voter_id, ctx.answered, ctx.ballot_size),
+        }
         if _pg():
             if has_lease:
                 _execute(cur, "extend", [expires, voter_id, ctx.ballot_id])
@@ -490,7 +515,7 @@ SELECT c.ballot_id, c.status, c.leased_to_id, c.study_id, c.ballot_status,
        (SELECT id FROM ins),
        (SELECT COUNT(*) FROM (SELECT 1 FROM collector_comparison o
         WHERE o.ballot_id = c.ballot_id AND o.status = 'open'
-        ORDER BY o.slot DESC LIMIT {_OPEN_LEFT_LIMIT}) AS t)
+        ORDER BY o.slot LIMIT {_OPEN_LEFT_LIMIT}) AS t)
 FROM c
 """
 

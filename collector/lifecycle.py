@@ -34,11 +34,11 @@ log = logging.getLogger(__name__)
 # When at most this many comparisons look open, they may all be in flight in concurrent vote
 # transactions (each invisible to the others), so the last-vote check takes the ballot row lock.
 _TAIL_LOCK_THRESHOLD = 64
-# Walks the claimable index backwards (claims take slots from the front, so the back stays open
-# until the ballot's end) and stops at the limit; ordered by slot, no other plan can stop early.
+# Ordered by slot: only a walk of the claimable index (open comparisons only) can stop at the
+# limit, so the planner cannot pick a scan that reads the whole ballot on every vote.
 _OPEN_LEFT_SQL = (
     "SELECT COUNT(*) FROM (SELECT 1 FROM collector_comparison"
-    " WHERE ballot_id = %s AND status = 'open' ORDER BY slot DESC LIMIT %s) AS t"
+    " WHERE ballot_id = %s AND status = 'open' ORDER BY slot LIMIT %s) AS t"
 )
 
 

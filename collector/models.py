@@ -250,8 +250,8 @@ class Comparison(models.Model):
         Voter, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     lease_expires_at = models.DateTimeField(null=True, blank=True)
-    # Claim order within the ballot (0, 1, ...). Claims walk it through the claimable index, which
-    # alone is sorted by it: ordered by id, the planner could walk the primary key instead, past
+    # Position in the ballot (0, 1, ...). Claims walk the slots through the claimable index, which
+    # alone is sorted by them: ordered by id, the planner could walk the primary key instead, past
     # every answered comparison of the ballot (milliseconds per vote late in a big ballot).
     slot = models.PositiveIntegerField(default=0)
 

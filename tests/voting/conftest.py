@@ -55,7 +55,8 @@ def build_study(
     ItemScore.objects.bulk_create(ItemScore(ballot=ballot, item=it) for it in items)
     pairs = ranking.ballot_pairs(np.arange(n_items), m, np.random.default_rng(seed))
     Comparison.objects.bulk_create(
-        Comparison(ballot=ballot, item_left=items[a], item_right=items[b]) for a, b in pairs
+        Comparison(ballot=ballot, item_left=items[a], item_right=items[b], slot=k)
+        for k, (a, b) in enumerate(pairs)
     )
     return study
 

@@ -42,6 +42,33 @@ def test_it_never_hands_out_a_comparison_leased_to_someone_else(voter, other_vot
     assert theirs.id != mine.id
 
 
+def test_a_claim_starts_at_the_voters_own_slot_and_wraps_around_to_the_front(study):
+    ballot = Ballot.objects.get(study=study)
+    size = ballot.comparisons.count()
+    voters = (Voter.objects.create(study=study) for _ in range(50))
+    voter = next(v for v in voters if assignment._claim_start(v.id, 0, size) >= 2)
+    start = assignment._claim_start(voter.id, 0, size)
+    assert Comparison.objects.get(id=assignment.next_comparison(voter).id).slot == start
+    # Nothing claimable from that slot on: the claim wraps around to the lowest open slot.
+    Comparison.objects.filter(ballot=ballot, slot__gte=start).update(status="void")
+    Comparison.objects.filter(ballot=ballot, slot=0).update(status="void")
+    claimed = assignment.next_assignment(voter)  # its lease was voided: a new claim
+    assert Comparison.objects.get(id=claimed.pair.id).slot == 1
+
+
+def test_concurrent_voters_claim_from_their_own_slots_not_all_from_the_front(study):
+    size = Ballot.objects.get(study=study).comparisons.count()
+    taken: list[int] = []
+    for _ in range(4):
+        v = Voter.objects.create(study=study)
+        start = assignment._claim_start(v.id, 0, size)
+        # The first slot from the voter's start on (wrapping around) that nobody holds.
+        expected = next(k % size for k in range(start, start + size) if k % size not in taken)
+        got = Comparison.objects.get(id=assignment.next_comparison(v).id).slot
+        assert got == expected
+        taken.append(got)
+
+
 def test_an_expired_lease_goes_back_to_the_pool(study, voter, other_voter):
     Comparison.objects.exclude(id=Comparison.objects.order_by("id")[0].id).update(status="void")
     mine = assignment.next_comparison(voter)
