@@ -90,8 +90,8 @@ def note_vote_recorded(ballot_id: int, open_left: int | None = None) -> None:
     if open_left:
         # Near the end: the open rows we see may be answered by concurrent transactions that
         # cannot see our answer either. Serialise on the ballot row, then look again; whoever
-        # comes last sees every other answer committed and closes. NO KEY: the vote's foreign
-        # key already holds KEY SHARE on the ballot row, which plain FOR UPDATE would deadlock on.
+        # comes last sees every other answer committed and closes. NO KEY: foreign-key checks of
+        # rows referencing the ballot (KEY SHARE) need not wait for it.
         Ballot.objects.select_for_update(no_key=True).filter(id=ballot_id).values_list("id").first()
         if Comparison.objects.filter(ballot_id=ballot_id, status=Comparison.Status.OPEN).exists():
             return

@@ -246,8 +246,10 @@ class Comparison(models.Model):
     item_left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     item_right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    # No index of its own: comparison_outstanding finds open leases, and the plain index would
+    # cost two more index entries per vote (a claim and an answer each write a new row version).
     leased_to = models.ForeignKey(
-        Voter, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        Voter, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     # Position in the ballot (0, 1, ...). Claims walk the slots through the claimable index, which
@@ -282,8 +284,16 @@ class Vote(models.Model):
         TIE = "tie", "Can't decide"
 
     comparison = models.OneToOneField(Comparison, on_delete=models.CASCADE, related_name="vote")
-    ballot = models.ForeignKey(Ballot, on_delete=models.CASCADE, related_name="votes")
-    voter = models.ForeignKey(Voter, on_delete=models.PROTECT, related_name="votes")
+    # Always the comparison's ballot (the vote statement copies it). No database constraint: its
+    # check at commit would lock the ballot row in every vote's transaction, one row shared by all
+    # voters (a multixact per vote and a queue on its page).
+    ballot = models.ForeignKey(
+        Ballot, on_delete=models.CASCADE, related_name="votes", db_constraint=False
+    )
+    # Indexed by vote_per_voter_ballot (voter first).
+    voter = models.ForeignKey(
+        Voter, on_delete=models.PROTECT, related_name="votes", db_index=False
+    )
     choice = models.CharField(max_length=5, choices=Choice.choices)
     response_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -49,6 +49,7 @@ def stack(services, request) -> Iterator[Stack]:
     finally:
         s.stop_web()
         s.stop_worker()
+        s.stop_beat()
         if not rd.running():
             rd.start()
         try:

@@ -127,7 +127,8 @@ class PrivateRedis:
 
     def __init__(self, workdir: Path) -> None:
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.url = f"redis://127.0.0.1:{self.port}/0"  # the broker
+        self.cache_url = f"redis://127.0.0.1:{self.port}/1"  # the rate limits' counters
         self.log = workdir / "redis.log"
         self.proc: subprocess.Popen | None = None
 
@@ -178,6 +179,7 @@ class Stack:
         self.base_url = f"http://127.0.0.1:{self.web_port}"
         self.web: subprocess.Popen | None = None
         self.worker: subprocess.Popen | None = None
+        self.beat: subprocess.Popen | None = None
         self.extra_env: dict[str, str] = {}
         self._n = 0
 
@@ -185,11 +187,14 @@ class Stack:
         env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV}
         env.update(
             DJANGO_SETTINGS_MODULE="collector.settings", DATABASE_URL=self.pg.url,
-            CELERY_BROKER_URL=self.redis.url, DEBUG="0", LOG_LEVEL="INFO",
+            CELERY_BROKER_URL=self.redis.url, CACHE_URL=self.redis.cache_url, DEBUG="0",
+            LOG_LEVEL="INFO",
             # Persistent connections, as deployed: the database restart must hit stale ones.
             CONN_MAX_AGE="60",
-            # Rate limits are the abuse tests' business; these clients vote as fast as they can.
-            VOTING_TOKEN_RATE="none", VOTING_IP_RATE="none", VOTING_REGISTER_RATE="none",
+            # Rate limits counted in the private Redis, as deployed (so stopping it stops them
+            # too), far above what these clients send.
+            VOTING_TOKEN_RATE="100000/min", VOTING_IP_RATE="100000/min",
+            VOTING_REGISTER_RATE="100000/hour",
         )  # fmt: skip
         env.update(self.extra_env)
         env.update(extra)
@@ -265,6 +270,23 @@ class Stack:
     def stop_worker(self, sig: int = signal.SIGTERM) -> None:
         stop_process(self.worker, sig)
         self.worker = None
+
+    # --- Celery beat --------------------------------------------------------------------------
+
+    def start_beat(self, **env: str) -> None:
+        """Celery beat with the app's schedule (``SWEEP_SECONDS`` etc. from ``env``)."""
+        assert self.beat is None or self.beat.poll() is not None, "beat already running"
+        self.beat_log = self._log("beat")
+        with open(self.beat_log, "wb") as log:
+            self.beat = subprocess.Popen(
+                [str(BIN / "celery"), "-A", "collector", "beat", "--loglevel=INFO",
+                 f"--schedule={self.dir / 'celerybeat-schedule'}"],
+                cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+
+    def stop_beat(self) -> None:
+        stop_process(self.beat)
+        self.beat = None
 
     def logs(self) -> str:
         parts = []
