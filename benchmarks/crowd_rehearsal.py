@@ -161,7 +161,19 @@ def cpu_by_component(roots: dict[str, int]) -> dict[str, float]:
     return out
 
 
-def headline(summary: dict[str, Any], args: argparse.Namespace, load: float) -> dict[str, Any]:
+def cpu_calibration() -> float:
+    """CPU seconds of a fixed pure-Python loop. This VM's speed drifts by half with its
+    neighbours' load: compare runs only at similar values."""
+    start = time.process_time()
+    total = 0
+    for i in range(5_000_000):
+        total += i
+    return round(time.process_time() - start, 3)
+
+
+def headline(
+    summary: dict[str, Any], args: argparse.Namespace, load: float, calibration: float
+) -> dict[str, Any]:
     keys = ["voters", "think_ms", "votes_per_second", "p50_ms", "p95_ms", "p99_ms", "lost",
             "duplicated", "errors", "errors_total", "closing_seconds", "votes_stored", "items",
             "study_status", "rho_w", "tau_w", "rho", "tau"]  # fmt: skip
@@ -172,6 +184,7 @@ def headline(summary: dict[str, Any], args: argparse.Namespace, load: float) -> 
         server=f"gunicorn {args.worker_class} {args.workers}x{args.threads}, celery solo",
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         load_before=round(load, 2),  # 1-min load average before: earlier runs, other users
+        cpu_calibration_s=calibration,
         client_cpu_ms_per_request=summary["client_cpu_ms_per_request"],
         cpu_ms_per_vote=summary["cpu_ms_per_vote"],
     )  # fmt: skip
@@ -181,6 +194,7 @@ def headline(summary: dict[str, Any], args: argparse.Namespace, load: float) -> 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     load = os.getloadavg()[0]
+    calibration = cpu_calibration()
     redis_broker = f"{args.redis}/{args.redis_db}"
     redis_cache = f"{args.redis}/{args.redis_db + 1}"
     env = {
@@ -249,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     spent["total"] = sum(spent.values())
     summary["cpu_ms_per_vote"] = {k: round(v, 3) for k, v in spent.items()}
     print(crowd.format_summary(summary))
+    print(f"CPU calibration (a fixed Python loop): {calibration} s")
     print(
         "CPU ms per vote: " + ", ".join(f"{k} {v}" for k, v in summary["cpu_ms_per_vote"].items())
     )
@@ -257,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.append_results:
         path = Path(args.append_results)
         runs = json.loads(path.read_text()) if path.exists() else []
-        runs.append(headline(summary, args, load))
+        runs.append(headline(summary, args, load, calibration))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(runs, indent=2) + "\n")
     return 0 if summary["lost"] == 0 and summary["duplicated"] == 0 else 1
@@ -265,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
 
 class profiling:
     """py-spy on every gunicorn worker while the crowd runs (py-spy is not a project dependency:
-    ``.venv/bin/pip install py-spy`` first). Writes one speedscope/flamegraph file per worker."""
+    ``.venv/bin/pip install py-spy`` first). Samples only the thread holding the GIL (where the
+    CPU goes, not where threads wait) and writes one raw collapsed-stack file per worker."""
 
     def __init__(self, master: int, folder: Path) -> None:
         self.master, self.folder, self.procs = master, folder, []  # type: ignore[var-annotated]
@@ -277,7 +293,7 @@ class profiling:
         )
         for pid in out.stdout.split():
             self.procs.append(subprocess.Popen(
-                [str(BIN / "py-spy"), "record", "--pid", pid, "--rate", "200", "--format", "raw",
+                [str(BIN / "py-spy"), "record", "--pid", pid, "--rate", "200", "--gil", "--format", "raw",
                  "--output", str(self.folder / f"worker-{pid}.txt")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             ))  # fmt: skip
