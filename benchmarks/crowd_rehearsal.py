@@ -293,8 +293,8 @@ class profiling:
         )
         for pid in out.stdout.split():
             self.procs.append(subprocess.Popen(
-                [str(BIN / "py-spy"), "record", "--pid", pid, "--rate", "200", "--gil", "--format", "raw",
-                 "--output", str(self.folder / f"worker-{pid}.txt")],
+                [str(BIN / "py-spy"), "record", "--pid", pid, "--rate", "200", "--gil",
+                 "--format", "raw", "--output", str(self.folder / f"worker-{pid}.txt")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             ))  # fmt: skip
         return self

@@ -291,9 +291,7 @@ class Vote(models.Model):
         Ballot, on_delete=models.CASCADE, related_name="votes", db_constraint=False
     )
     # Indexed by vote_per_voter_ballot (voter first).
-    voter = models.ForeignKey(
-        Voter, on_delete=models.PROTECT, related_name="votes", db_index=False
-    )
+    voter = models.ForeignKey(Voter, on_delete=models.PROTECT, related_name="votes", db_index=False)
     choice = models.CharField(max_length=5, choices=Choice.choices)
     response_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
