@@ -74,8 +74,15 @@ class CrowdConfig:
 
 class Reply(NamedTuple):
     status: int
-    body: Any  # the decoded JSON (None when the body is not JSON)
+    body: Any  # the decoded JSON (None when the body is not JSON, e.g. a proxy's error page)
     headers: Any
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -210,9 +217,8 @@ class Crowd:
             t.requests += 1
             try:
                 async with http.request(method, self.api + path, **kw) as resp:
-                    body = await resp.json(content_type=None) if resp.status != 204 else None
-                    r = Reply(resp.status, body, resp.headers)
-            except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
+                    r = Reply(resp.status, _json_or_none(await resp.read()), resp.headers)
+            except (TimeoutError, aiohttp.ClientError) as exc:
                 t.errors[type(exc).__name__] += 1
                 await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
                 continue

@@ -322,9 +322,6 @@ WHERE i.id IN (%s, %s)
 """
 
 
-# On PostgreSQL the LATERAL ... LIMIT 1 forces one primary-key probe per earlier vote; a plain
-# join lets the planner pick a merge join that walks the ballot's comparisons up to the voter's
-# latest one. SQLite always probes.
 def _claim_sql(**dialect: str) -> str:
     return _CLAIM_SQL.format(
         from_start=_CANDIDATE_SQL.format(cmp=">=", **dialect),
@@ -332,6 +329,9 @@ def _claim_sql(**dialect: str) -> str:
     )
 
 
+# On PostgreSQL the LATERAL ... LIMIT 1 forces one primary-key probe per earlier vote; a plain
+# join lets the planner pick a merge join that walks the ballot's comparisons up to the voter's
+# latest one. SQLite always probes.
 _PG_CLAIM_SQL = _claim_sql(
     lo="LEAST",
     hi="GREATEST",
