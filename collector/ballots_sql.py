@@ -111,9 +111,11 @@ def analyze_after_commit(*tables: type[models.Model]) -> None:
 
     def analyze() -> None:
         try:
-            with connection.cursor() as cursor:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # Never wait long behind a vacuum of the same table: it is only statistics.
+                cursor.execute("SET LOCAL lock_timeout = '5s'")
                 cursor.execute(f"ANALYZE {names}")
-        except DatabaseError:  # only statistics: autovacuum will catch up
+        except DatabaseError:  # autovacuum will catch up
             log.warning("ANALYZE %s failed", names, exc_info=True)
 
     transaction.on_commit(analyze)

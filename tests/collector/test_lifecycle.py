@@ -36,6 +36,22 @@ def test_it_creates_ballot_one_with_each_item_m_times():
 
 
 @pytest.mark.django_db
+def test_it_stores_the_comparisons_in_slot_order_and_refreshes_the_planners_statistics(
+    django_capture_on_commit_callbacks,
+):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        study = make_study(open_first=False)
+    assert callbacks  # the ANALYZE, run once the ballot is committed
+    ballot = study.ballots.get()
+    ids = list(ballot.comparisons.order_by("id").values_list("slot", flat=True))
+    assert ids == list(range(56))
+    with connection.cursor() as cur:
+        cur.execute("SELECT reltuples FROM pg_class WHERE relname = 'collector_comparison'")
+        (estimated,) = cur.fetchone()
+    assert estimated == 56  # a small table is read whole: the count is exact
+
+
+@pytest.mark.django_db
 def test_it_opens_only_a_pending_ballot():
     study = make_study()
     ballot = study.ballots.get()
