@@ -43,8 +43,8 @@ def test_it_stores_the_comparisons_in_slot_order_and_refreshes_the_planners_stat
         study = make_study(open_first=False)
     assert callbacks  # the ANALYZE, run once the ballot is committed
     ballot = study.ballots.get()
-    ids = list(ballot.comparisons.order_by("id").values_list("slot", flat=True))
-    assert ids == list(range(56))
+    slots = list(ballot.comparisons.order_by("id").values_list("slot", flat=True))
+    assert slots == list(range(56))
     with connection.cursor() as cur:
         cur.execute("SELECT reltuples FROM pg_class WHERE relname = 'collector_comparison'")
         (estimated,) = cur.fetchone()
