@@ -51,10 +51,12 @@ class Migration(migrations.Migration):
                 to="collector.voter",
             ),
         ),
-        # Existing ballots keep their claim order (by id).
+        # Existing ballots keep their claim order (by id). One pass (UPDATE ... FROM: PostgreSQL,
+        # SQLite 3.33+), not a subquery per row.
         migrations.RunSQL(
-            "UPDATE collector_comparison SET slot = id - (SELECT MIN(c2.id) FROM"
-            " collector_comparison c2 WHERE c2.ballot_id = collector_comparison.ballot_id)",
+            "UPDATE collector_comparison SET slot = collector_comparison.id - f.first_id"
+            " FROM (SELECT ballot_id, MIN(id) AS first_id FROM collector_comparison"
+            " GROUP BY ballot_id) AS f WHERE f.ballot_id = collector_comparison.ballot_id",
             migrations.RunSQL.noop,
         ),
         migrations.AddIndex(
