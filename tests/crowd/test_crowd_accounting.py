@@ -1,11 +1,17 @@
-"""The load generator's audit: what counts as lost and as duplicated."""
+"""The load generator's audit (what counts as lost, as duplicated) and the rehearsal's CPU
+accounting."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import ranking
 from benchmarks.crowd import CrowdConfig, StudyInfo, Tally, summarize
+from benchmarks.crowd_rehearsal import cpu_by_component
+from tests.faults.services import wait_until
 
 CFG = CrowdConfig(base_url="http://127.0.0.1:1", slug="s", voters=2, think_ms=0)
 INFO = StudyInfo(study_id=1, n_items=10, allow_ties=True)
@@ -66,3 +72,21 @@ def test_accuracy_is_reported_only_for_a_finished_study():
     perfect = ranking.true_ranks(ranking.underlying_similarity("exponential", 10)).tolist()
     s = summarize(CFG, INFO, t, audit([], ranks=perfect), 1.0, False)
     assert s["rho_w"] == s["rho"] == s["tau"] == 1.0
+
+
+BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+
+
+def test_cpu_is_counted_for_the_process_tree_it_was_spent_in_even_after_a_child_exits():
+    # A shell whose child burns 0.3 s of CPU and exits (reaped: the shell's children's time).
+    root = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -c "{BURN}"; exec sleep 60'])
+    try:
+        before = cpu_by_component({"tree": root.pid})
+        assert before["tree"] < 0.3 and {"postgres", "redis"} <= before.keys()
+        # The shell became `sleep` once its child exited: the child's CPU is reaped time now.
+        comm = Path(f"/proc/{root.pid}/comm")
+        wait_until(lambda: comm.read_text().strip() == "sleep", 60, "the child's exit")
+        assert cpu_by_component({"tree": root.pid})["tree"] >= 0.3
+    finally:
+        root.kill()
+        root.wait()
