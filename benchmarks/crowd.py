@@ -151,10 +151,14 @@ class DjangoAdmin:
         return False
 
     def audit(self) -> dict[str, Any]:
-        """Votes stored, ballots (with their time in closing) and the final ranks if finished."""
+        """Votes stored, ballots (with their time open and in closing) and the final ranks if
+        finished."""
+        from django.utils import timezone
+
         from collector.models import Item, Study, Vote
 
         study = Study.objects.get(slug=self.slug)
+        now = timezone.now()
         stored = list(
             Vote.objects.filter(ballot__study=study).values_list(
                 "voter__token", "comparison_id", "choice"
@@ -167,11 +171,8 @@ class DjangoAdmin:
                 if b.closed_at and b.closing_at
                 else None
             )
-            is_open = (
-                (b.closing_at - b.opened_at).total_seconds()
-                if b.closing_at and b.opened_at
-                else None
-            )
+            # A ballot still open (a timed-out run) counts until now.
+            is_open = ((b.closing_at or now) - b.opened_at).total_seconds() if b.opened_at else None
             ballots.append(
                 {"number": b.number, "status": b.status, "n_items": b.n_items,
                  "votes": b.votes.count(), "open_seconds": is_open, "closing_seconds": closing}
