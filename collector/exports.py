@@ -61,10 +61,6 @@ def ranking_rows(study: Study, *, after_rank: int = 0, limit: int | None = None)
     """Rows of the final ranking, best first. Raises :class:`NotFinished` (at the call)."""
     if study.status != Study.Status.FINISHED:
         raise NotFinished(f"study {study.slug} is not finished: no final ranking yet")
-    return _ranking_rows(study, after_rank, limit)
-
-
-def _ranking_rows(study: Study, after_rank: int, limit: int | None) -> Iterator[list]:
     xs = {
         f"x_{k}": Max(Case(When(scores__ballot__number=k, then=F("scores__x"))))
         for k in range(1, ballots_run(study) + 1)
@@ -93,6 +89,11 @@ def _ranking_rows(study: Study, after_rank: int, limit: int | None) -> Iterator[
             *xs,
         )  # fmt: skip
     )
+    return _stream(qs, limit)
+
+
+def _stream(qs: Any, limit: int | None) -> Iterator[list]:
+    """The rows of ``qs`` (at most ``limit``) as lists, read in chunks."""
     if limit is not None:
         qs = qs[:limit]
     for row in qs.iterator(chunk_size=CHUNK):
@@ -116,10 +117,7 @@ def votes_rows(study: Study, *, after_id: int = 0, limit: int | None = None) -> 
             "response_ms",
         )  # fmt: skip
     )
-    if limit is not None:
-        qs = qs[:limit]
-    for row in qs.iterator(chunk_size=CHUNK):
-        yield list(row)
+    return _stream(qs, limit)
 
 
 def vote_row_values(row: list) -> list:

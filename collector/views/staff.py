@@ -6,6 +6,7 @@ they created (superusers see all); anyone else's study is a 404, a non-staff use
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
 
 from django.contrib import messages
@@ -94,34 +95,36 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "staff/study_detail.html", context)
 
 
+def _ballot_action(
+    request: HttpRequest, slug: str, number: int, act: Callable[[int], str]
+) -> HttpResponse:
+    """Run a lifecycle transition on ballot ``number``; its message or its refusal is flashed."""
+    ballot = get_object_or_404(get_study(request, slug).ballots, number=number)
+    try:
+        messages.success(request, act(ballot.pk))
+    except lifecycle.LifecycleError as exc:
+        messages.error(request, str(exc))
+    return redirect("staff-study", slug=slug)
+
+
 @staff_required
 @require_POST
 def ballot_open(request: HttpRequest, slug: str, number: int) -> HttpResponse:
-    study = get_study(request, slug)
-    ballot = get_object_or_404(study.ballots, number=number)
-    try:
-        lifecycle.open_ballot(ballot.pk)
-    except lifecycle.LifecycleError as exc:
-        messages.error(request, str(exc))
-        return redirect("staff-study", slug=slug)
-    messages.success(request, f"Ballot {number} is open.")
-    return redirect("staff-study", slug=slug)
+    def act(ballot_id: int) -> str:
+        lifecycle.open_ballot(ballot_id)
+        return f"Ballot {number} is open."
+
+    return _ballot_action(request, slug, number, act)
 
 
 @staff_required
 @require_POST
 def ballot_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
-    study = get_study(request, slug)
-    ballot = get_object_or_404(study.ballots, number=number)
-    try:
-        voided = lifecycle.close_early(ballot.pk)
-    except lifecycle.LifecycleError as exc:
-        messages.error(request, str(exc))
-        return redirect("staff-study", slug=slug)
-    messages.success(
-        request, f"Ballot {number} is closing ({voided} unanswered comparisons voided)."
-    )
-    return redirect("staff-study", slug=slug)
+    def act(ballot_id: int) -> str:
+        voided = lifecycle.close_early(ballot_id)
+        return f"Ballot {number} is closing ({voided} unanswered comparisons voided)."
+
+    return _ballot_action(request, slug, number, act)
 
 
 def _csv_response(lines, filename: str) -> StreamingHttpResponse:

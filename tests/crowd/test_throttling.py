@@ -31,12 +31,26 @@ def register(client: Client, slug: str, **extra: str):
     )
 
 
+def voter_head(client: Client, slug: str) -> dict[str, str]:
+    """A new voter's token header."""
+    return {"HTTP_X_VOTER_TOKEN": register(client, slug).json()["token"]}
+
+
+def use_redis_cache(settings, location: str, **options: str) -> None:
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": location,
+            **options,
+        }
+    }
+
+
 def test_a_voter_token_over_its_rate_gets_429_with_retry_after(make_study, rates):
     rates(token="3/min")
     study = make_study()
     client = Client()
-    token = register(client, study.slug).json()["token"]
-    head = {"HTTP_X_VOTER_TOKEN": token}
+    head = voter_head(client, study.slug)
     codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
     assert codes == [200, 200, 200]
     refused = client.get(f"/api/v1/studies/{study.slug}/next", **head)
@@ -44,8 +58,7 @@ def test_a_voter_token_over_its_rate_gets_429_with_retry_after(make_study, rates
     assert 1 <= int(refused["Retry-After"]) <= 60
     assert "detail" in refused.json()
     # Another voter from the same address is not affected by the first one's limit.
-    other = register(client, study.slug).json()["token"]
-    r = client.get(f"/api/v1/studies/{study.slug}/next", HTTP_X_VOTER_TOKEN=other)
+    r = client.get(f"/api/v1/studies/{study.slug}/next", **voter_head(client, study.slug))
     assert r.status_code == 200
 
 
@@ -53,7 +66,7 @@ def test_votes_count_against_the_token_limit_and_a_refused_vote_stores_nothing(m
     rates(token="2/min")
     study = make_study()
     client = Client()
-    head = {"HTTP_X_VOTER_TOKEN": register(client, study.slug).json()["token"]}
+    head = voter_head(client, study.slug)
     comparison = client.get(f"/api/v1/studies/{study.slug}/next", **head).json()["comparison"]
     body = {"comparison_id": comparison["id"], "choice": "left"}
     first = client.post(
@@ -149,17 +162,11 @@ def test_with_a_redis_cache_the_counts_live_in_redis_and_expire(make_study, rate
     if not url.startswith("redis://"):
         pytest.fail("this test needs a Redis broker URL (CELERY_BROKER_URL=redis://...)")
     prefix = f"crowd-test-{secrets.token_hex(4)}"  # other test runs may share this Redis db
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": url,
-            "KEY_PREFIX": prefix,
-        }
-    }
+    use_redis_cache(settings, url, KEY_PREFIX=prefix)
     rates(token="2/min", register="50/hour")
     study = make_study()
     client = Client()
-    head = {"HTTP_X_VOTER_TOKEN": register(client, study.slug).json()["token"]}
+    head = voter_head(client, study.slug)
     codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
     server = redis.Redis.from_url(url)
@@ -179,15 +186,10 @@ def test_with_the_redis_cache_down_voting_goes_on_unthrottled(make_study, rates,
     with socket.socket() as probe:  # a port nothing listens on: the cache is "down"
         probe.bind(("127.0.0.1", 0))
         dead = probe.getsockname()[1]
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{dead}/0",
-        }
-    }
+    use_redis_cache(settings, f"redis://127.0.0.1:{dead}/0")
     rates(token="1/min", register="1/hour")
     study = make_study()
     client = Client()
-    head = {"HTTP_X_VOTER_TOKEN": register(client, study.slug).json()["token"]}
+    head = voter_head(client, study.slug)
     codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
     assert codes == [200, 200, 200]

@@ -56,7 +56,7 @@ def test_a_claim_starts_at_the_voters_own_slot_and_wraps_around_to_the_front(stu
     assert Comparison.objects.get(id=claimed.pair.id).slot == 1
 
 
-def test_concurrent_voters_claim_from_their_own_slots_not_all_from_the_front(study):
+def test_each_new_voter_claims_from_their_own_slot_not_all_from_the_front(study):
     size = Ballot.objects.get(study=study).comparisons.count()
     taken: list[int] = []
     for _ in range(4):
