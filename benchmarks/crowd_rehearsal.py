@@ -4,7 +4,7 @@
    Redis databases (broker ``--redis-db``, cache ``--redis-db + 1``);
 2. creates a study with ``manage.py create_study`` (one area, ``--items`` items, ballot 1
    pending);
-3. starts a Celery worker and gunicorn on 127.0.0.1 (``--workers`` x ``--threads``, gthread);
+3. starts a Celery worker and granian on 127.0.0.1 (``--workers`` x ``--threads``);
 4. runs the load generator (``benchmarks/crowd.py``): the admin's opens are scripted, ballots close
    through the worker;
 5. stops what it started, prints the summary; ``--json`` writes it, ``--append-results`` appends
@@ -53,9 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--crowd-size", type=int, default=100)
     p.add_argument("--timeout", type=float, default=300.0, help="seconds for the voting")
-    p.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
-    p.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
-    p.add_argument("--worker-class", choices=["gthread", "sync"], default="gthread")
+    p.add_argument("--workers", type=int, default=2, help="web worker processes (granian)")
+    p.add_argument("--threads", type=int, default=4, help="threads per worker")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--db", default="crowd_rehearsal", help="PostgreSQL database (recreated)")
     p.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="server URL")
@@ -115,13 +114,13 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit("gunicorn exited at start; see its log")
+            raise SystemExit("the web server exited at start; see its log")
         try:
             httpx.get(url, timeout=2)
             return
         except httpx.HTTPError:
             time.sleep(0.2)
-    raise SystemExit(f"gunicorn did not answer {url} in {timeout} s")
+    raise SystemExit(f"the web server did not answer {url} in {timeout} s")
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -181,7 +180,7 @@ def headline(
     out.update(
         ballots=args.ballots, m=args.m, seed=args.seed, cores=os.cpu_count(),
         memory_gib=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
-        server=f"gunicorn {args.worker_class} {args.workers}x{args.threads}, celery solo",
+        server=f"granian wsgi {args.workers}x{args.threads}, celery solo",
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         load_before=round(load, 2),  # 1-min load average before: earlier runs, other users
         cpu_calibration_s=calibration,
@@ -189,6 +188,14 @@ def headline(
         cpu_ms_per_vote=summary["cpu_ms_per_vote"],
     )  # fmt: skip
     return out
+
+
+def web_command(args: argparse.Namespace, base: str) -> list[str]:
+    host, port = base.removeprefix("http://").split(":")
+    return [str(BIN / "granian"), "--interface", "wsgi", "--host", host, "--port", port,
+            "--workers", str(args.workers), "--blocking-threads", str(args.threads),
+            "--backlog", "2048", "--log-level", "warning",
+            "collector.wsgi:application"]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,13 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         stack.callback(stop, worker, "celery worker")
         web = subprocess.Popen(
-            [str(BIN / "gunicorn"), "collector.wsgi:application", "--bind", base[7:],
-             "--workers", str(args.workers), "--worker-class", args.worker_class,
-             "--threads", str(args.threads), "--backlog", "2048", "--keep-alive", "30"],
-            cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "gunicorn.log", "wb")),
+            web_command(args, base),
+            cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "web.log", "wb")),
             stderr=subprocess.STDOUT,
         )  # fmt: skip
-        stack.callback(stop, web, "gunicorn")
+        stack.callback(stop, web, "web server")
         wait_http(f"{base}/api/v1/schema/", web)
         if args.profile:
             stack.enter_context(profiling(web.pid, Path(args.profile)))
@@ -279,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class profiling:
-    """py-spy on every gunicorn worker while the crowd runs (py-spy is not a project dependency:
+    """py-spy on every web worker while the crowd runs (py-spy is not a project dependency:
     ``.venv/bin/pip install py-spy`` first). Samples only the thread holding the GIL (where the
     CPU goes, not where threads wait) and writes one raw collapsed-stack file per worker."""
 

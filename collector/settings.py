@@ -137,7 +137,7 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Redis when configured (shared by all gunicorn workers: throttling counts must be global), else
+# Redis when configured (shared by all granian workers: throttling counts must be global), else
 # per-process memory, which is right for the local demo and the tests.
 CACHE_URL = env.str("CACHE_URL", default="") or env.str("REDIS_URL", default="")
 CACHES = {
@@ -147,6 +147,9 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+
+# How often each web process adds its rate-limit counts to the shared cache (collector.throttling).
+THROTTLE_SYNC_SECONDS = env.float("THROTTLE_SYNC_SECONDS", default=0.1)
 
 REST_FRAMEWORK = {
     # Voting API only (the class ignores every other view); "none" switches a limit off.

@@ -7,9 +7,9 @@ so the staff API and the schema are not limited.
 
 DRF's ``SimpleRateThrottle`` keeps a list of timestamps per key and rewrites it on every request:
 at a per-address rate of thousands a minute that list is tens of kilobytes pickled per vote. These
-classes count in fixed windows instead (one atomic increment per request; with Redis one round
-trip for all limits of a request), which allows at most twice the rate across a window
-boundary: fine for abuse control.
+classes count in fixed windows instead, in memory, shared with the other web processes through
+the cache in batches (:class:`SharedCounters`). Fixed windows allow at most twice the rate across
+a window boundary: fine for abuse control.
 
 DRF checks throttles after authentication, but the voter token's authentication does no database
 work (the views look the token up in the statement that reads the voter's context): a request
@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
@@ -50,12 +53,13 @@ def parse_rate(rate: str | None) -> tuple[int, int] | None:
     return int(count), _UNITS[unit]
 
 
-# INCR and, for a new key, EXPIRE, for several keys in one round trip.
+# INCRBY and, for a new key, EXPIRE, for several keys in one round trip.
 _INCR_LUA = """
 local out = {}
 for i, key in ipairs(KEYS) do
-  out[i] = redis.call('INCR', key)
-  if out[i] == 1 then redis.call('EXPIRE', key, ARGV[i]) end
+  local n = tonumber(ARGV[2 * i - 1])
+  out[i] = redis.call('INCRBY', key, n)
+  if out[i] == n then redis.call('EXPIRE', key, ARGV[2 * i]) end
 end
 return out
 """
@@ -78,22 +82,130 @@ def _redis_script() -> Any | None:
     return script
 
 
-def incr_many(keys: list[str], windows: list[int]) -> list[int]:
-    """Atomically add one to each window counter; returns the new counts (keys expire with
-    their windows). With Redis: one round trip for all keys."""
+def add_many(keys: list[str], amounts: list[int], ttls: list[int]) -> list[int]:
+    """Atomically add to each counter in the cache; returns the new totals (a new key expires
+    after its ttl). With Redis: one round trip for all keys."""
     script = _redis_script()
     if script is not None:  # django.core.cache.backends.redis
         full = [cache.make_and_validate_key(k) for k in keys]
-        return [int(c) for c in script(keys=full, args=[w + 1 for w in windows])]
+        args = [x for pair in zip(amounts, ttls, strict=True) for x in pair]
+        return [int(c) for c in script(keys=full, args=args)]
     out = []
-    for key, window in zip(keys, windows, strict=True):
-        cache.add(key, 0, window + 1)
+    for key, n, ttl in zip(keys, amounts, ttls, strict=True):
+        cache.add(key, 0, ttl)
         try:
-            out.append(cache.incr(key))
+            out.append(cache.incr(key, n))
         except ValueError:  # expired between add and incr
-            cache.add(key, 1, window + 1)
-            out.append(1)
+            cache.add(key, n, ttl)
+            out.append(n)
     return out
+
+
+@dataclass
+class _Count:
+    ttl: int  # seconds: the window, plus one
+    forget_at: float  # monotonic: the window is over, the entry can go
+    shared: int = 0  # the cache's total at the last sync (this process's synced adds included)
+    sending: int = 0  # added here, on their way to the cache
+    local: int = 0  # added here since
+
+    @property
+    def total(self) -> int:
+        return self.shared + self.sending + self.local
+
+
+class SharedCounters:
+    """Fixed-window counters shared by all web processes through the cache, written behind.
+
+    A cache round trip on every request cost about a seventh of a vote's web CPU. Each process
+    counts in memory and adds its counts to the cache in one round trip at most every
+    ``sync_seconds``; also at once for a key it has not counted yet (the others may have), and
+    before it refuses a request (a refusal is always decided on fresh totals). Between syncs a
+    process sees the others' counts as they were at its last sync, so all processes together may
+    let through about ``sync_seconds`` of their request rate beyond a limit: fine for abuse
+    control. When the cache is unreachable each process goes on counting alone (logged once).
+    """
+
+    def __init__(self, sync_seconds: float) -> None:
+        self.sync_seconds = sync_seconds
+        self._counts: dict[str, _Count] = {}
+        self._lock = threading.Lock()
+        self._syncing = threading.Lock()  # one sync at a time; others do not wait for it
+        self._next_sync = 0.0
+        self._cache_down = False
+
+    def add(self, keys: list[str], windows: list[int], limits: list[int]) -> list[int]:
+        """Count one request against each key; returns the totals as this process knows them."""
+        now = time.monotonic()
+        with self._lock:
+            counts, new = [], False
+            for key, window in zip(keys, windows, strict=True):
+                c = self._counts.get(key)
+                if c is None:
+                    c = self._counts[key] = _Count(ttl=window + 1, forget_at=now + window + 1)
+                    new = True
+                c.local += 1
+                counts.append(c)
+            over = any(c.total > limit for c, limit in zip(counts, limits, strict=True))
+            due = new or over or now >= self._next_sync
+        if due:
+            self.sync(now)
+        with self._lock:
+            return [c.total for c in counts]
+
+    def sync(self, now: float | None = None) -> None:
+        """Send this process's new counts to the cache and read back the totals."""
+        if not self._syncing.acquire(blocking=False):
+            return
+        try:
+            self._sync(time.monotonic() if now is None else now)
+        finally:
+            self._syncing.release()
+
+    def _sync(self, now: float) -> None:
+        with self._lock:
+            self._next_sync = now + self.sync_seconds
+            for key in [k for k, c in self._counts.items() if c.forget_at < now]:
+                del self._counts[key]
+            batch = [(k, c, c.local) for k, c in self._counts.items() if c.local]
+            for _key, c, n in batch:
+                c.sending, c.local = c.sending + n, 0
+        if not batch:
+            return
+        try:
+            totals = add_many([k for k, _c, _n in batch], [n for *_, n in batch],
+                              [c.ttl for _k, c, _n in batch])  # fmt: skip
+        except Exception:
+            with self._lock:  # keep them: they are sent with the next sync
+                for _key, c, n in batch:
+                    c.sending, c.local = c.sending - n, c.local + n
+            if not self._cache_down:
+                self._cache_down = True
+                log.warning("throttle cache unavailable; each web process counts alone",
+                            exc_info=True)  # fmt: skip
+            return
+        if self._cache_down:
+            self._cache_down = False
+            log.warning("throttle cache reachable again; counts are shared")
+        with self._lock:
+            for (_key, c, n), total in zip(batch, totals, strict=True):
+                c.sending -= n
+                c.shared = total
+
+
+_counters: dict[tuple[str, ...], SharedCounters] = {}
+_counters_lock = threading.Lock()
+
+
+def counters() -> SharedCounters:
+    """This process's counters for the configured cache (tests switch caches)."""
+    conf = settings.CACHES["default"]
+    key = (conf["BACKEND"], str(conf.get("LOCATION", "")), str(conf.get("KEY_PREFIX", "")))
+    found = _counters.get(key)
+    if found is None:
+        with _counters_lock:
+            found = _counters.setdefault(key, SharedCounters(settings.THROTTLE_SYNC_SECONDS))
+    return found
 
 
 class VotingThrottle(BaseThrottle):
@@ -142,13 +254,7 @@ class VotingThrottle(BaseThrottle):
             counts.append(count)
         if not keys:
             return True
-        try:
-            seen = incr_many(keys, windows)
-        except Exception:
-            # The cache (Redis) is down: fail open. Losing rate limiting for a while is better
-            # than refusing every vote of a running study.
-            log.warning("throttle cache unavailable; voting API not rate-limited", exc_info=True)
-            return True
+        seen = counters().add(keys, windows, counts)
         over = [
             (int(now // w) + 1) * w - now
             for n, limit, w in zip(seen, counts, windows, strict=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from collector.throttling import parse_rate
+from collector.throttling import SharedCounters, parse_rate
 
 pytestmark = pytest.mark.django_db
 
@@ -153,7 +153,7 @@ def test_the_default_rates_let_a_person_vote_but_not_a_script(settings):
 
 
 def test_with_a_redis_cache_the_counts_live_in_redis_and_expire(make_study, rates, settings):
-    """The deployment path: all gunicorn workers share the counters through Redis."""
+    """The deployment path: all granian workers share the counters through Redis."""
     import secrets
 
     import redis
@@ -179,17 +179,77 @@ def test_with_a_redis_cache_the_counts_live_in_redis_and_expire(make_study, rate
             server.delete(*keys)
 
 
-def test_with_the_redis_cache_down_voting_goes_on_unthrottled(make_study, rates, settings):
-    """Rate limiting fails open: a cache outage must not refuse the votes of a running study."""
+def test_with_the_redis_cache_down_voting_goes_on_and_each_process_counts_alone(
+    make_study, rates, settings
+):
+    """A cache outage refuses no vote within the limits: the process keeps counting by itself."""
     import socket
 
     with socket.socket() as probe:  # a port nothing listens on: the cache is "down"
         probe.bind(("127.0.0.1", 0))
         dead = probe.getsockname()[1]
     use_redis_cache(settings, f"redis://127.0.0.1:{dead}/0")
-    rates(token="1/min", register="1/hour")
+    rates(token="2/min", register="1/hour")
     study = make_study()
     client = Client()
     head = voter_head(client, study.slug)
     codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
-    assert codes == [200, 200, 200]
+    assert codes == [200, 200, 429]
+
+
+@pytest.fixture
+def shared_redis(settings):
+    """A Redis cache under a key prefix of this test's own; yields a reader of its counters."""
+    import secrets
+
+    import redis
+
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith("redis://"):
+        pytest.fail("this test needs a Redis broker URL (CELERY_BROKER_URL=redis://...)")
+    prefix = f"counters-test-{secrets.token_hex(4)}"
+    use_redis_cache(settings, url, KEY_PREFIX=prefix)
+    server = redis.Redis.from_url(url)
+
+    def stored(key: str) -> int:
+        value = server.get(f"{prefix}:1:{key}")
+        return 0 if value is None else int(value)
+
+    yield stored
+    keys = server.keys(f"{prefix}:*")
+    if keys:
+        server.delete(*keys)
+
+
+def test_two_processes_share_their_counts_at_each_sync(shared_redis):
+    """Two web processes (two SharedCounters) on one Redis; no timed syncs (an hour apart)."""
+    a, b = SharedCounters(sync_seconds=3600), SharedCounters(sync_seconds=3600)
+    key, window, limit = "throttle:t", 60, 4
+    # A new key is synced at once; later requests are counted in memory.
+    assert [a.add([key], [window], [limit])[0] for _ in range(3)] == [1, 2, 3]
+    assert shared_redis(key) == 1
+    # B starts from the shared total, then counts alone until a request would be refused ...
+    assert [b.add([key], [window], [limit])[0] for _ in range(3)] == [2, 3, 4]
+    assert shared_redis(key) == 2
+    # ... which it decides on fresh totals: A's two unsent requests are not there yet.
+    assert b.add([key], [window], [limit]) == [5]
+    assert shared_redis(key) == 5
+    # A has not heard of B's requests until it syncs: the overshoot the batching allows.
+    assert a.add([key], [window], [limit]) == [4]
+    a.sync()
+    assert shared_redis(key) == 8
+    assert a.add([key], [window], [limit]) == [9]
+
+
+def test_with_sync_every_request_the_cache_holds_every_count_with_the_window_ttl(shared_redis):
+    import redis
+    from django.conf import settings
+
+    counters = SharedCounters(sync_seconds=0)
+    for _ in range(5):
+        counters.add(["throttle:u", "throttle:v"], [60, 3600], [100, 100])
+    assert shared_redis("throttle:u") == 5 and shared_redis("throttle:v") == 5
+    server = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    prefix = settings.CACHES["default"]["KEY_PREFIX"]
+    assert 0 < server.ttl(f"{prefix}:1:throttle:u") <= 61
+    assert 3540 < server.ttl(f"{prefix}:1:throttle:v") <= 3601

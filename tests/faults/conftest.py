@@ -35,7 +35,7 @@ def services() -> Iterator[tuple[Path, PrivatePostgres, PrivateRedis]]:
 
 @pytest.fixture
 def stack(services, request) -> Iterator[Stack]:
-    """The app on the private services: gunicorn and a worker are started by each test as it
+    """The app on the private services: granian and a worker are started by each test as it
     needs them, and stopped afterwards; PostgreSQL and Redis are brought back up if a test
     left them down. On failure the processes' logs are printed."""
     workdir, pg, rd = services

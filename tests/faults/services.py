@@ -1,4 +1,4 @@
-"""Private services for the fault tests: their own PostgreSQL cluster, Redis, gunicorn and worker.
+"""Private services for the fault tests: their own PostgreSQL cluster, Redis, granian and worker.
 
 The fault tests stop, kill and restart services, so they never touch the machine's shared
 PostgreSQL (5432) or Redis (6379), nor pytest-django's test database: everything runs in
@@ -221,31 +221,38 @@ class Stack:
     # --- web server ---------------------------------------------------------------------------
 
     def start_web(self) -> None:
+        """granian as deployed (2 workers x 4 threads); in-flight requests get 10 s at shutdown."""
         assert self.web is None or self.web.poll() is not None, "web server already running"
-        self.web_log = self._log("gunicorn")
+        self.web_log = self._log("granian")
         with open(self.web_log, "wb") as log:
             self.web = subprocess.Popen(
-                [str(BIN / "gunicorn"), "collector.wsgi:application", "-b",
-                 f"127.0.0.1:{self.web_port}", "-w", "2", "--graceful-timeout", "10",
-                 "--timeout", "60"],
+                [str(BIN / "granian"), "--interface", "wsgi", "--host", "127.0.0.1", "--port",
+                 str(self.web_port), "--workers", "2", "--blocking-threads", "4",
+                 "--workers-kill-timeout", "10", "collector.wsgi:application"],
                 cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: see stop_web
             )  # fmt: skip
         import httpx
 
         def up() -> bool:
             if self.web is None or self.web.poll() is not None:
-                raise AssertionError(f"gunicorn exited:\n{_tail(self.web_log)}")
+                raise AssertionError(f"granian exited:\n{_tail(self.web_log)}")
             try:
                 httpx.get(self.base_url + "/api/v1/studies/none/next", timeout=2)
                 return True
             except httpx.HTTPError:
                 return False
 
-        wait_until(up, 60, "gunicorn to answer", 0.2)
+        wait_until(up, 60, "granian to answer", 0.2)
 
     def stop_web(self, sig: int = signal.SIGTERM) -> None:
-        stop_process(self.web, sig)
-        self.web = None
+        web, self.web = self.web, None
+        stop_process(web, sig)
+        if web is not None:
+            # granian's workers outlive a killed main process and keep serving on the port:
+            # after a SIGKILL, or a SIGTERM that timed out, end the whole process group.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(web.pid, signal.SIGKILL)
 
     # --- Celery worker ------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Fault tests (issue 5): a service dies mid-study; nothing is lost and nothing counted twice.
 
-Each test runs the real stack on private services (see conftest.py): gunicorn, a Celery worker,
+Each test runs the real stack on private services (see conftest.py): granian, a Celery worker,
 PostgreSQL and Redis, all subprocesses on 127.0.0.1 that the test may kill. Voters vote over
 HTTP and retry like a browser; afterwards the database is compared with what they were told.
 """
