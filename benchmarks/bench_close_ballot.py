@@ -63,7 +63,7 @@ def setup_study(n_items: int, m: int) -> int:
     voter_ids = np.array([v.pk for v in voters], dtype=np.int64)
     comps = np.array(
         Comparison.objects.filter(ballot=ballot).values_list(
-            "id", "item_left__index", "item_right__index"
+            "id", "item_left__index", "item_right__index", "item_left_id", "item_right_id"
         ),
         dtype=np.int64,
     )
@@ -79,6 +79,8 @@ def setup_study(n_items: int, m: int) -> int:
             "comparison_id": comps[:, 0],
             "voter_id": voter_ids[np.arange(len(comps)) % 100],
             "choice": choice,
+            "pair_low": comps[:, 3:5].min(axis=1),
+            "pair_high": comps[:, 3:5].max(axis=1),
         },
         {"ballot_id": ballot.pk},
     )

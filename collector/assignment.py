@@ -310,10 +310,10 @@ _CANDIDATE_SQL = """(
     WHERE c.ballot_id = %(ballot)s AND c.status = 'open' AND c.slot {cmp} %(start)s
       AND (c.leased_to_id IS NULL OR c.lease_expires_at < %(now)s)
       AND NOT EXISTS (
-        SELECT 1 FROM collector_vote v {seen_join}
+        SELECT 1 FROM collector_vote v
         WHERE v.voter_id = %(voter)s
-          AND {lo}(p.item_left_id, p.item_right_id) = {lo}(c.item_left_id, c.item_right_id)
-          AND {hi}(p.item_left_id, p.item_right_id) = {hi}(c.item_left_id, c.item_right_id))
+          AND v.pair_low = {lo}(c.item_left_id, c.item_right_id)
+          AND v.pair_high = {hi}(c.item_left_id, c.item_right_id))
     ORDER BY c.slot LIMIT 1 {lock})"""
 _CLAIM_SQL = """
 UPDATE collector_comparison SET leased_to_id = %(voter)s, lease_expires_at = %(expires)s
@@ -345,19 +345,8 @@ def _claim_sql(**dialect: str) -> str:
     )
 
 
-# On PostgreSQL the LATERAL ... LIMIT 1 forces one primary-key probe per earlier vote; a plain
-# join lets the planner pick a merge join that walks the ballot's comparisons up to the voter's
-# latest one. SQLite always probes.
-_PG_CLAIM_SQL = _claim_sql(
-    lo="LEAST",
-    hi="GREATEST",
-    lock="FOR UPDATE SKIP LOCKED",
-    seen_join="CROSS JOIN LATERAL (SELECT p.item_left_id, p.item_right_id"
-    " FROM collector_comparison p WHERE p.id = v.comparison_id LIMIT 1) p",
-)
-_SQLITE_CLAIM_SQL = _claim_sql(
-    lo="MIN", hi="MAX", lock="", seen_join="JOIN collector_comparison p ON p.id = v.comparison_id"
-)
+_PG_CLAIM_SQL = _claim_sql(lo="LEAST", hi="GREATEST", lock="FOR UPDATE SKIP LOCKED")
+_SQLITE_CLAIM_SQL = _claim_sql(lo="MIN", hi="MAX", lock="")
 
 
 # On PostgreSQL the statement that extends or claims a lease also returns the pair's items and
@@ -483,7 +472,7 @@ def _clean(comparison_id: Any, choice: Any, response_ms: Any) -> tuple[int, str,
 
 _COMPARISON_SQL = """
 SELECT c.ballot_id, c.status, c.leased_to_id, b.study_id, b.status,
-       v.id, v.voter_id, v.choice, v.response_ms, v.created_at
+       v.id, v.voter_id, v.choice, v.response_ms, v.created_at, c.item_left_id, c.item_right_id
 FROM collector_comparison c
 JOIN collector_ballot b ON b.id = c.ballot_id
 LEFT JOIN collector_vote v ON v.comparison_id = c.id
@@ -492,8 +481,9 @@ WHERE c.id = %s
 
 
 _INSERT_VOTE_SQL = """
-INSERT INTO collector_vote (comparison_id, ballot_id, voter_id, choice, response_ms, created_at)
-VALUES (%s, %s, %s, %s, %s, %s) RETURNING id
+INSERT INTO collector_vote
+    (comparison_id, ballot_id, voter_id, choice, response_ms, created_at, pair_low, pair_high)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id
 """
 _ANSWERED_SQL = "UPDATE collector_comparison SET status = 'answered' WHERE id = %s"
 # The probe counts exactly up to the engine's tail-lock threshold plus one, as its own does.
@@ -506,7 +496,8 @@ _OPEN_LEFT_LIMIT = lifecycle._TAIL_LOCK_THRESHOLD + 2
 _PG_VOTE_SQL = f"""
 WITH c AS (
     SELECT c.id, c.ballot_id, c.status, c.leased_to_id, b.study_id, b.status AS ballot_status,
-           v.id AS vote_id, v.voter_id, v.choice, v.response_ms, v.created_at
+           v.id AS vote_id, v.voter_id, v.choice, v.response_ms, v.created_at,
+           c.item_left_id, c.item_right_id
     FROM collector_comparison c
     JOIN collector_ballot b ON b.id = c.ballot_id
     LEFT JOIN collector_vote v ON v.comparison_id = c.id
@@ -514,9 +505,10 @@ WITH c AS (
     FOR NO KEY UPDATE OF c
 ), ins AS (
     INSERT INTO collector_vote
-        (comparison_id, ballot_id, voter_id, choice, response_ms, created_at)
+        (comparison_id, ballot_id, voter_id, choice, response_ms, created_at, pair_low, pair_high)
     SELECT c.id, c.ballot_id, %(voter)s::bigint, %(choice)s::varchar, %(ms)s::integer,
-           %(now)s::timestamptz
+           %(now)s::timestamptz, LEAST(c.item_left_id, c.item_right_id),
+           GREATEST(c.item_left_id, c.item_right_id)
     FROM c
     WHERE c.study_id = %(study)s::bigint AND c.vote_id IS NULL
       AND (%(choice)s::varchar <> 'tie' OR %(ties)s::boolean)
@@ -593,11 +585,11 @@ def _record(
     else:
         cur.execute(_COMPARISON_SQL, [cid])
         row = cur.fetchone()
-        existing = _check(row, voter_id, ctx, cid, choice)
+        existing = _check(row and row[:10], voter_id, ctx, cid, choice)
         if existing is not None:
             return existing, False
-        ballot_id = row[0]
-        cur.execute(_INSERT_VOTE_SQL, [cid, ballot_id, voter_id, choice, response_ms, now])
+        ballot_id, pair = row[0], sorted(row[10:12])
+        cur.execute(_INSERT_VOTE_SQL, [cid, ballot_id, voter_id, choice, response_ms, now, *pair])
         (vote_id,) = cur.fetchone()
         cur.execute(_ANSWERED_SQL, [cid])
         count_open = False

@@ -295,9 +295,17 @@ class Vote(models.Model):
     choice = models.CharField(max_length=5, choices=Choice.choices)
     response_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The comparison's two item ids, smaller first (copied by the vote statement): a claim skips
+    # the pairs its voter has answered with one probe of vote_voter_pair, not one comparison
+    # lookup per earlier vote of the voter.
+    pair_low = models.BigIntegerField()
+    pair_high = models.BigIntegerField()
 
     class Meta:
-        indexes = [models.Index(fields=["voter", "ballot"], name="vote_per_voter_ballot")]
+        indexes = [
+            models.Index(fields=["voter", "ballot"], name="vote_per_voter_ballot"),
+            models.Index(fields=["voter", "pair_low", "pair_high"], name="vote_voter_pair"),
+        ]
 
     def __str__(self) -> str:
         return f"vote on comparison {self.comparison_id}: {self.choice}"
