@@ -233,9 +233,11 @@ class Crowd:
         return None
 
     def choose(self, comparison: dict[str, Any], person: int, rng: np.random.Generator) -> str:
-        pair = [[self.item_index[comparison["left"]["item_id"]],
-                 self.item_index[comparison["right"]["item_id"]]]]  # fmt: skip
-        score = float(self.people.answer(pair, [person])[0])
+        score = self.people.answer_one(
+            self.item_index[comparison["left"]["item_id"]],
+            self.item_index[comparison["right"]["item_id"]],
+            person,
+        )
         if score == 0.5 and not self.info.allow_ties:
             score = float(rng.integers(0, 2))
         return CHOICE[score]

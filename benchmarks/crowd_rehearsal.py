@@ -218,7 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         "VOTING_REGISTER_RATE": args.register_rate,
     }
     # This process is the load generator and the auditor: the same database and broker.
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")})
+    os.environ.update(
+        {k: env[k] for k in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DEBUG")}
+    )
     import redis
 
     for url in (redis_broker, redis_cache):

@@ -223,3 +223,15 @@ class SimulatedCrowd:
         score = np.where(first > second, 1.0, np.where(first < second, 0.0, 0.5))
         distracted = self._rng.random(score.size) < self.eps[who]
         return np.where(distracted, 1.0 - score, score)
+
+    def answer_one(self, first: int, second: int, voter: int) -> float:
+        """:meth:`answer` for one comparison, without its array overhead (a live crowd answers
+        one comparison at a time); it draws from the crowd's generator exactly as ``answer``
+        does for a batch of one, so both give the same answer from the same state."""
+        if not (0 <= first < self.n_items and 0 <= second < self.n_items):
+            raise ValueError(f"item ids must be in [0, {self.n_items})")
+        if not 0 <= voter < self.n_voters:
+            raise ValueError(f"voter must be an index in [0, {self.n_voters})")
+        a, b = self.opinion[voter, first], self.opinion[voter, second]
+        score = 1.0 if a > b else 0.0 if a < b else 0.5
+        return 1.0 - score if self._rng.random() < self.eps[voter] else score

@@ -150,3 +150,18 @@ def test_the_crowd_rejects_malformed_questions(pairs: object, voters: object, me
     crowd = SimulatedCrowd([0.1, 0.2, 0.3], 2, np.random.default_rng(0))
     with pytest.raises(ValueError, match=message):
         crowd.answer(pairs, voters)  # type: ignore[arg-type]
+
+
+def test_one_answer_at_a_time_is_the_batch_answer_from_the_same_state() -> None:
+    z = underlying_similarity("exponential", 30)
+    batch = SimulatedCrowd(z, 5, np.random.default_rng(7), eps_range=(0.3, 0.5))
+    single = SimulatedCrowd(z, 5, np.random.default_rng(7), eps_range=(0.3, 0.5))
+    rng = np.random.default_rng(8)
+    questions = [(int(a), int(b), int(v)) for a, b, v in rng.integers(0, [30, 30, 5], (300, 3))]
+    expected = [float(batch.answer([[a, b]], [v])[0]) for a, b, v in questions]
+    assert [single.answer_one(a, b, v) for a, b, v in questions] == expected
+    assert 0 < expected.count(0.0) < len(expected)  # both outcomes occur
+    with pytest.raises(ValueError, match="item ids"):
+        single.answer_one(0, 30, 0)
+    with pytest.raises(ValueError, match="voter"):
+        single.answer_one(0, 1, -1)
