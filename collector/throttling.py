@@ -209,7 +209,7 @@ def counters() -> SharedCounters:
 
 
 class VotingThrottle(BaseThrottle):
-    """All the voting API's limits, counted together (one cache round trip per request).
+    """All the voting API's limits, counted together (:class:`SharedCounters`).
 
     - ``voting_token``: requests per voter token (``X-Voter-Token``; requests without one pass);
     - ``voting_ip``: requests per client address;

@@ -119,8 +119,8 @@ def test_redis_down_while_voting_goes_on_and_the_ballot_closes_once_redis_is_bac
     crowd = voters(stack, study.slug, ledger, 2, "broker")
     pg = stack.pg
     vote_n(crowd, COMPARISONS - 8)
-    # Broker and rate-limit counters both gone: the votes go on (the limits fail open) and the
-    # last one cannot enqueue the close.
+    # Broker and shared rate-limit counters both gone: the votes go on (each web process counts
+    # the limits alone) and the last one cannot enqueue the close.
     stack.redis.stop()
     start = time.monotonic()
     vote_n(crowd, 8)
