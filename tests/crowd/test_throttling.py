@@ -253,3 +253,20 @@ def test_with_sync_every_request_the_cache_holds_every_count_with_the_window_ttl
     prefix = settings.CACHES["default"]["KEY_PREFIX"]
     assert 0 < server.ttl(f"{prefix}:1:throttle:u") <= 61
     assert 3540 < server.ttl(f"{prefix}:1:throttle:v") <= 3601
+
+
+def test_concurrent_requests_are_each_counted_once_in_the_cache(shared_redis):
+    """Threads of one process (the web server's) adding while syncs are in flight."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    counters = SharedCounters(sync_seconds=0.001)
+
+    def requests(_: int) -> None:
+        for _ in range(200):
+            counters.add(["throttle:w"], [60], [10**6])
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(requests, range(8)))
+    counters.sync()
+    assert shared_redis("throttle:w") == 1600
+    assert counters.add(["throttle:w"], [60], [10**6]) == [1601]
