@@ -23,22 +23,25 @@ import json
 import os
 import sys
 import time
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collector.settings")
+
 os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("VOTING_TOKEN_RATE", "1000000/min")
 os.environ.setdefault("VOTING_IP_RATE", "1000000/min")
 
+from benchmarks.crowd_rehearsal import items_csv, proc_stat  # noqa: E402
 
-def _backend_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of a local process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+def _cpu(pid: int) -> float:
+    """CPU seconds of a local process (its reaped children included)."""
+    stat = proc_stat(pid)
+    assert stat is not None, f"process {pid} is gone"
+    return stat[2]
 
 
 def setup(n_items: int, m: int, n_voters: int) -> tuple[str, list[str]]:
@@ -50,15 +53,9 @@ def setup(n_items: int, m: int, n_voters: int) -> tuple[str, list[str]]:
     call_command("migrate", verbosity=0)
     for study_id in Study.objects.values_list("id", flat=True):
         lifecycle.delete_study(study_id)
-    n_tokens = 2
-    while n_tokens * (n_tokens - 1) // 2 < n_items:
-        n_tokens += 1
-    rows = "area,token_a,token_b\n" + "".join(
-        f"Bench,t{a},t{b}\n" for a, b in list(combinations(range(n_tokens), 2))[:n_items]
-    )
     study = lifecycle.create_study(
-        name="bench-votes", areas=importing.parse_items(rows, max_bytes=10**8), n_ballots=3,
-        alpha=0.5, m=m, seed=1, per_voter_cap=10**6,
+        name="bench-votes", areas=importing.parse_items(items_csv(n_items), max_bytes=10**8),
+        n_ballots=3, alpha=0.5, m=m, seed=1, per_voter_cap=10**6,
     )  # fmt: skip
     lifecycle.open_ballot(study.ballots.get(number=1).pk)
     tokens = [
@@ -117,7 +114,7 @@ def run(mode: str, slug: str, tokens: list[str], votes: int) -> dict[str, float]
     with connection.cursor() as cur:
         cur.execute("SELECT pg_backend_pid()")
         (backend,) = cur.fetchone()
-    cpu0, pg0, wall0 = time.process_time(), _backend_cpu(backend), time.perf_counter()
+    cpu0, pg0, wall0 = time.process_time(), _cpu(backend), time.perf_counter()
     for k in range(votes):
         token = tokens[k % len(tokens)]
         cid = pending[token]
@@ -135,7 +132,7 @@ def run(mode: str, slug: str, tokens: list[str], votes: int) -> dict[str, float]
     n = votes
     return {
         "python_ms": (time.process_time() - cpu0) / n * 1e3,
-        "postgres_ms": (_backend_cpu(backend) - pg0) / n * 1e3,
+        "postgres_ms": (_cpu(backend) - pg0) / n * 1e3,
         "wall_ms": (time.perf_counter() - wall0) / n * 1e3,
     }
 

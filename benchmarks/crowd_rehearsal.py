@@ -126,7 +126,7 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _stat(pid: int) -> tuple[str, int, float] | None:
+def proc_stat(pid: int) -> tuple[str, int, float] | None:
     """(command, parent pid, CPU seconds of the process and its reaped children)."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
@@ -140,7 +140,7 @@ def cpu_by_component(roots: dict[str, int]) -> dict[str, float]:
     """CPU seconds so far of each component: the process trees under ``roots`` (name -> pid), plus
     every PostgreSQL and Redis process on the machine."""
     procs = {pid: st for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-             if (st := _stat(pid)) is not None}  # fmt: skip
+             if (st := proc_stat(pid)) is not None}  # fmt: skip
     parent = {pid: st[1] for pid, st in procs.items()}
 
     def under(pid: int, root: int) -> bool:

@@ -269,6 +269,11 @@ def _context(cur: Any, voter_id: int | None = None, *, token: str | None = None)
     row = cur.fetchone()
     if row is None:
         raise VoteRejected(401, "Unknown voter." if token is None else "Unknown voter token.")
+    return _context_from(row)
+
+
+def _context_from(row: tuple[Any, ...]) -> _Context:
+    """A row of the context statement (columns in its order) as a :class:`_Context`."""
     (sid, cap, lease, ties, sstatus, code, bid, bstatus, n_items, m, answered, vid, slug) = row
     return _Context(
         voter_id=vid,
@@ -412,6 +417,10 @@ def _assign(cur: Any, voter_id: int, ctx: _Context, *, has_lease: bool) -> Assig
                 row = cur.fetchone()
             if row is not None:
                 pair = _pair(cur, ctx.ballot_id, row)
+    return _assignment(ctx, pair)
+
+
+def _assignment(ctx: _Context, pair: Pair | None) -> Assignment:
     done = ctx.study_finished or (ctx.ballot_id is not None and ctx.answered >= ctx.quota)
     return Assignment(
         pair=pair,
@@ -661,7 +670,9 @@ def _vote_and_next(
 # migration, and it always runs this module's SQL. It commits by itself, so it runs only in
 # autocommit (inside a transaction the general path costs no more round trips than it would).
 
-_CONTEXT_VARS = ("c_sid bigint", "c_cap integer", "c_lease integer", "c_ties boolean",
+# OUT: the context row (as the context statement returns it), the stored vote's id with its ballot
+# and open-left probe, and the claimed pair with its tokens (as _pg_pair reads them).
+_CONTEXT_OUT = ("c_sid bigint", "c_cap integer", "c_lease integer", "c_ties boolean",
                  "c_sstatus varchar", "c_code varchar", "c_bid bigint", "c_bstatus varchar",
                  "c_n integer", "c_m integer", "c_answered bigint", "c_vid bigint",
                  "c_slug varchar")  # fmt: skip
@@ -672,13 +683,11 @@ _VOTE_VARS = ("x_ballot bigint", "x_cstatus varchar", "x_leased bigint", "x_stud
 _PAIR_OUT = ("o_cid bigint", "o_l bigint", "o_l_index integer", "o_la bigint", "o_la_text text",
              "o_lb bigint", "o_lb_text text", "o_r bigint", "o_r_index integer", "o_ra bigint",
              "o_ra_text text", "o_rb bigint", "o_rb_text text")  # fmt: skip
-_FAST_OUT = ("o_vote bigint", "o_ballot bigint", "o_open_left bigint", "o_voter bigint",
-             "o_answered bigint", "o_cap integer", "o_ballot_size bigint", "o_finished boolean",
-             "o_code varchar", *_PAIR_OUT)  # fmt: skip
-# _claim_start in SQL (a test holds the two equal).
+_FAST_OUT = (*_CONTEXT_OUT, "o_vote bigint", "o_ballot bigint", "o_open bigint", *_PAIR_OUT)
+# _claim_start(voter, answered, ranking.ballot_comparisons(n, m)) in SQL (a test holds them equal).
 _CLAIM_START_SQL = (
     "((%(voter)s::numeric * 2654435761 + %(answered)s::numeric * 2246822519)"
-    " %% greatest(1, %(size)s))::bigint"
+    " %% greatest(1, (%(m)s::bigint * %(n)s + 1) / 2))::bigint"
 )
 
 
@@ -698,14 +707,14 @@ CREATE OR REPLACE FUNCTION pg_temp.collector_vote_and_next(
     v_ms integer, v_now timestamptz, {", ".join("OUT " + o for o in _FAST_OUT)}
 ) LANGUAGE plpgsql AS $fn$
 DECLARE
-    {"; ".join(_CONTEXT_VARS + _VOTE_VARS)};
+    {"; ".join(_VOTE_VARS)};
     v_voter bigint; v_study bigint; v_ties boolean; v_ballot bigint;
-    v_expires timestamptz; v_start bigint; v_answered bigint; v_size bigint;
+    v_expires timestamptz; v_start bigint; v_answered bigint; v_n integer; v_m integer;
 BEGIN
     IF v_token IS NULL THEN
-        {_plpgsql(_CONTEXT_BY_ID_SQL + _PG_CONTEXT_LOCK, "v_voter_id") + _into(_CONTEXT_VARS)};
+        {_plpgsql(_CONTEXT_BY_ID_SQL + _PG_CONTEXT_LOCK, "v_voter_id") + _into(_CONTEXT_OUT)};
     ELSE
-        {_plpgsql(_CONTEXT_BY_TOKEN_SQL + _PG_CONTEXT_LOCK, "v_token") + _into(_CONTEXT_VARS)};
+        {_plpgsql(_CONTEXT_BY_TOKEN_SQL + _PG_CONTEXT_LOCK, "v_token") + _into(_CONTEXT_OUT)};
     END IF;
     IF NOT FOUND OR c_slug <> coalesce(v_slug, c_slug) OR c_bstatus IS DISTINCT FROM 'open' THEN
         RETURN;
@@ -715,13 +724,10 @@ BEGIN
     IF x_stored IS NULL THEN
         RETURN;
     END IF;
+    o_vote := x_stored; o_ballot := x_ballot; o_open := x_open;
     v_answered := coalesce(c_answered, 0) + 1;
-    v_size := (c_m::bigint * c_n + 1) / 2;
-    o_vote := x_stored; o_ballot := x_ballot; o_open_left := x_open - 1; o_voter := c_vid;
-    o_answered := v_answered; o_cap := c_cap; o_ballot_size := v_size;
-    o_finished := c_sstatus = 'finished'; o_code := c_code;
     IF v_answered < c_cap THEN
-        v_ballot := c_bid;
+        v_ballot := c_bid; v_n := c_n; v_m := c_m;
         v_expires := v_now + make_interval(secs => c_lease);
         v_start := {_plpgsql(_CLAIM_START_SQL)};
         {_plpgsql(_PG_CLAIM_ITEMS_SQL) + _into(_PAIR_OUT)};
@@ -755,23 +761,21 @@ def _fast_vote_and_next(
             _functions[raw] = True
         cur.execute(_FAST_VOTE_SQL, [*key, cid, choice, response_ms, now])
         row = cur.fetchone()
-    if row[0] is None:
+    n = len(_CONTEXT_OUT)
+    vote_id, ballot_id, open_seen = row[n : n + 3]
+    if vote_id is None:
         return None
-    vote_id, ballot_id, open_left, voter_id, answered, cap, size, finished, code = row[:9]
-    if open_left <= lifecycle._TAIL_LOCK_THRESHOLD:
+    ctx = _context_from(row[:n])
+    ctx.answered += 1
+    # As in _record: the probe's snapshot still counts this comparison as open.
+    if open_seen - 1 <= lifecycle._TAIL_LOCK_THRESHOLD:
         # Out of autocommit, the vote's statement has committed: whoever comes last sees every
         # answer, and the sweep closes a ballot left with none open if this process dies here.
         with transaction.atomic():
-            lifecycle.note_vote_recorded(ballot_id, open_left=open_left)
-    pair = _pg_pair(ballot_id, row[9:] if row[9] is not None else None)
-    quota = min(cap, size)
-    a = Assignment(
-        pair=pair,
-        answered=answered,
-        quota=quota,
-        completion_code=code if pair is None and (finished or answered >= quota) else None,
-    )
-    return StoredVote(vote_id, cid, ballot_id, voter_id, choice, response_ms, now), True, a
+            lifecycle.note_vote_recorded(ballot_id, open_left=open_seen - 1)
+    pair = _pg_pair(ballot_id, row[n + 3 :] if row[n + 3] is not None else None)
+    vote = StoredVote(vote_id, cid, ballot_id, ctx.voter_id, choice, response_ms, now)
+    return vote, True, _assignment(ctx, pair)
 
 
 # Built at import (never lazily: the web server's threads would race to fill it).

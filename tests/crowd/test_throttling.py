@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.test import Client
 
@@ -152,31 +154,50 @@ def test_the_default_rates_let_a_person_vote_but_not_a_script(settings):
     assert parse_rate(rates["voting_register"]) is not None
 
 
-def test_with_a_redis_cache_the_counts_live_in_redis_and_expire(make_study, rates, settings):
-    """The deployment path: all granian workers share the counters through Redis."""
-    import secrets
+class PrivateRedis:
+    """The test's Redis cache: the broker's Redis under a key prefix of this test's own (other
+    test runs may share the db)."""
 
-    import redis
+    def __init__(self, url: str, prefix: str) -> None:
+        import redis
+
+        self.server, self.prefix = redis.Redis.from_url(url), prefix
+
+    def keys(self) -> list[bytes]:
+        return self.server.keys(f"{self.prefix}:*")
+
+    def count(self, key: str) -> int:
+        return int(self.server.get(f"{self.prefix}:1:{key}") or 0)
+
+    def ttl(self, key: str) -> int:
+        return self.server.ttl(f"{self.prefix}:1:{key}")
+
+
+@pytest.fixture
+def shared_redis(settings) -> Iterator[PrivateRedis]:
+    import secrets
 
     url = settings.CELERY_BROKER_URL
     if not url.startswith("redis://"):
         pytest.fail("this test needs a Redis broker URL (CELERY_BROKER_URL=redis://...)")
-    prefix = f"crowd-test-{secrets.token_hex(4)}"  # other test runs may share this Redis db
-    use_redis_cache(settings, url, KEY_PREFIX=prefix)
+    private = PrivateRedis(url, f"throttle-test-{secrets.token_hex(4)}")
+    use_redis_cache(settings, url, KEY_PREFIX=private.prefix)
+    yield private
+    if keys := private.keys():
+        private.server.delete(*keys)
+
+
+def test_with_a_redis_cache_the_counts_live_in_redis_and_expire(make_study, rates, shared_redis):
+    """The deployment path: all granian workers share the counters through Redis."""
     rates(token="2/min", register="50/hour")
     study = make_study()
     client = Client()
     head = voter_head(client, study.slug)
     codes = [client.get(f"/api/v1/studies/{study.slug}/next", **head).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
-    server = redis.Redis.from_url(url)
-    keys = server.keys(f"{prefix}:*")
-    try:
-        assert len(keys) == 2  # the token's window and the address's registration window
-        assert all(0 < server.ttl(k) <= 3601 for k in keys)
-    finally:
-        if keys:
-            server.delete(*keys)
+    keys = shared_redis.keys()
+    assert len(keys) == 2  # the token's window and the address's registration window
+    assert all(0 < shared_redis.server.ttl(k) <= 3601 for k in keys)
 
 
 def test_with_the_redis_cache_down_voting_goes_on_and_each_process_counts_alone(
@@ -197,62 +218,33 @@ def test_with_the_redis_cache_down_voting_goes_on_and_each_process_counts_alone(
     assert codes == [200, 200, 429]
 
 
-@pytest.fixture
-def shared_redis(settings):
-    """A Redis cache under a key prefix of this test's own; yields a reader of its counters."""
-    import secrets
-
-    import redis
-
-    url = settings.CELERY_BROKER_URL
-    if not url.startswith("redis://"):
-        pytest.fail("this test needs a Redis broker URL (CELERY_BROKER_URL=redis://...)")
-    prefix = f"counters-test-{secrets.token_hex(4)}"
-    use_redis_cache(settings, url, KEY_PREFIX=prefix)
-    server = redis.Redis.from_url(url)
-
-    def stored(key: str) -> int:
-        value = server.get(f"{prefix}:1:{key}")
-        return 0 if value is None else int(value)
-
-    yield stored
-    keys = server.keys(f"{prefix}:*")
-    if keys:
-        server.delete(*keys)
-
-
 def test_two_processes_share_their_counts_at_each_sync(shared_redis):
     """Two web processes (two SharedCounters) on one Redis; no timed syncs (an hour apart)."""
     a, b = SharedCounters(sync_seconds=3600), SharedCounters(sync_seconds=3600)
     key, window, limit = "throttle:t", 60, 4
     # A new key is synced at once; later requests are counted in memory.
     assert [a.add([key], [window], [limit])[0] for _ in range(3)] == [1, 2, 3]
-    assert shared_redis(key) == 1
+    assert shared_redis.count(key) == 1
     # B starts from the shared total, then counts alone until a request would be refused ...
     assert [b.add([key], [window], [limit])[0] for _ in range(3)] == [2, 3, 4]
-    assert shared_redis(key) == 2
+    assert shared_redis.count(key) == 2
     # ... which it decides on fresh totals: A's two unsent requests are not there yet.
     assert b.add([key], [window], [limit]) == [5]
-    assert shared_redis(key) == 5
+    assert shared_redis.count(key) == 5
     # A has not heard of B's requests until it syncs: the overshoot the batching allows.
     assert a.add([key], [window], [limit]) == [4]
     a.sync()
-    assert shared_redis(key) == 8
+    assert shared_redis.count(key) == 8
     assert a.add([key], [window], [limit]) == [9]
 
 
 def test_with_sync_every_request_the_cache_holds_every_count_with_the_window_ttl(shared_redis):
-    import redis
-    from django.conf import settings
-
     counters = SharedCounters(sync_seconds=0)
     for _ in range(5):
         counters.add(["throttle:u", "throttle:v"], [60, 3600], [100, 100])
-    assert shared_redis("throttle:u") == 5 and shared_redis("throttle:v") == 5
-    server = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    prefix = settings.CACHES["default"]["KEY_PREFIX"]
-    assert 0 < server.ttl(f"{prefix}:1:throttle:u") <= 61
-    assert 3540 < server.ttl(f"{prefix}:1:throttle:v") <= 3601
+    assert shared_redis.count("throttle:u") == 5 and shared_redis.count("throttle:v") == 5
+    assert 0 < shared_redis.ttl("throttle:u") <= 61
+    assert 3540 < shared_redis.ttl("throttle:v") <= 3601
 
 
 def test_concurrent_requests_are_each_counted_once_in_the_cache(shared_redis):
@@ -268,5 +260,5 @@ def test_concurrent_requests_are_each_counted_once_in_the_cache(shared_redis):
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(requests, range(8)))
     counters.sync()
-    assert shared_redis("throttle:w") == 1600
+    assert shared_redis.count("throttle:w") == 1600
     assert counters.add(["throttle:w"], [60], [10**6]) == [1601]
