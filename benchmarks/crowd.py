@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -67,6 +68,8 @@ class CrowdConfig:
     timeout: float = 120.0  # seconds for the whole run
     max_ballots: int | None = None  # stop after this many closed ballots (None: the study's end)
     idle_poll_s: float = 1.0  # pause before asking again when no comparison is available
+    spawn_rate: float = 100.0  # voters arriving per second at the start; 0: all at once
+    busy_share: float = 0.9  # "busy": at least this share of the V voters hold a comparison
     admin_poll_s: float = 0.25
     request_timeout: float = 30.0
     retries: int = 5  # per request, on transport errors, 429 and 5xx
@@ -109,6 +112,31 @@ class Tally:
     client_cpu: float = 0.0  # CPU seconds of this process (the load generator itself)
     first_vote: float | None = None
     last_ack: float | None = None
+    # Sustained load: the time during which at least busy_at voters hold a comparison (thinking
+    # or answering), the votes acknowledged then and the latency of the votes sent then.
+    # Excluded: the arrivals' ramp and each ballot's end, when the study has too few unleased
+    # comparisons to keep the crowd busy (a property of the ballot, not of the server).
+    busy_at: int = 1
+    holding: int = 0
+    busy_since: float | None = None
+    busy_seconds: float = 0.0
+    busy_acks: int = 0
+    busy_vote_ms: list[float] = field(default_factory=list)
+
+    def hold(self, delta: int) -> None:
+        """A voter got a comparison (+1) or has none any more (-1)."""
+        self.holding += delta
+        busy = self.holding >= self.busy_at and not self.stop
+        if busy and self.busy_since is None:
+            self.busy_since = time.perf_counter()
+        elif not busy and self.busy_since is not None:
+            self.busy_seconds += time.perf_counter() - self.busy_since
+            self.busy_since = None
+
+    def end(self) -> None:
+        """The run is over: voters leave, and the busy time stops here."""
+        self.stop = True
+        self.hold(0)
 
 
 class DjangoAdmin:
@@ -201,7 +229,7 @@ class Crowd:
         z = ranking.underlying_similarity(cfg.dist, info.n_items)
         rng = np.random.default_rng([cfg.seed, 0])
         self.people = ranking.SimulatedCrowd(z, cfg.crowd_size, rng)
-        self.tally = Tally()
+        self.tally = Tally(busy_at=max(1, math.ceil(cfg.busy_share * cfg.voters)))
         self.api = f"/api/v1/studies/{cfg.slug}"
 
     async def request(
@@ -255,44 +283,60 @@ class Crowd:
             return
         head = {"X-Voter-Token": r.body["token"]}
         token = head["X-Voter-Token"]
-        r = await self.request(http, "GET", "/next", headers=head)
-        while r is not None and not t.stop:
-            if r.status >= 400:
-                return
-            body = r.body
-            c = body["comparison"]
-            if c is None:
-                if body["completion_code"]:
-                    t.left_at_quota += 1
+        holding = False  # a comparison in hand: counted in the tally's busy load
+        try:
+            r = await self.request(http, "GET", "/next", headers=head)
+            while r is not None and not t.stop:
+                if r.status >= 400:
                     return
-                await asyncio.sleep(cfg.idle_poll_s * (0.5 + rng.random()))
-                r = await self.request(http, "GET", "/next", headers=head)
-                continue
-            think = float(rng.exponential(cfg.think_ms)) if cfg.think_ms > 0 else 0.0
-            if think:
-                await asyncio.sleep(think / 1000)
-            if t.stop:
-                return
-            choice = self.choose(c, person, rng)
-            vote = {"comparison_id": c["id"], "choice": choice, "response_ms": int(think)}
-            t.votes_sent += 1
-            start = time.perf_counter()
-            if t.first_vote is None:
-                t.first_vote = start
-            r = await self.request(http, "POST", "/votes", headers=head, json=vote)
-            if r is None:
-                return
-            if r.status in (200, 201):
-                t.last_ack = time.perf_counter()
-                t.vote_ms.append((t.last_ack - start) * 1000)
-                t.acked[(token, c["id"])] = choice
-                if r.status == 201:
-                    t.acked_201[c["id"]] += 1
-            else:  # a 4xx: the comparison is gone (should not happen); ask for the next one
-                r = await self.request(http, "GET", "/next", headers=head)
+                body = r.body
+                c = body["comparison"]
+                if holding != (c is not None):
+                    holding = not holding
+                    t.hold(1 if holding else -1)
+                if c is None:
+                    if body["completion_code"]:
+                        t.left_at_quota += 1
+                        return
+                    await asyncio.sleep(cfg.idle_poll_s * (0.5 + rng.random()))
+                    r = await self.request(http, "GET", "/next", headers=head)
+                    continue
+                think = float(rng.exponential(cfg.think_ms)) if cfg.think_ms > 0 else 0.0
+                if think:
+                    await asyncio.sleep(think / 1000)
+                if t.stop:
+                    return
+                choice = self.choose(c, person, rng)
+                vote = {"comparison_id": c["id"], "choice": choice, "response_ms": int(think)}
+                t.votes_sent += 1
+                sent_busy = t.busy_since is not None
+                start = time.perf_counter()
+                if t.first_vote is None:
+                    t.first_vote = start
+                r = await self.request(http, "POST", "/votes", headers=head, json=vote)
+                if r is None:
+                    return
+                if r.status in (200, 201):
+                    t.last_ack = time.perf_counter()
+                    ms = (t.last_ack - start) * 1000
+                    t.vote_ms.append(ms)
+                    if sent_busy:
+                        t.busy_vote_ms.append(ms)
+                    if t.busy_since is not None:
+                        t.busy_acks += 1
+                    t.acked[(token, c["id"])] = choice
+                    if r.status == 201:
+                        t.acked_201[c["id"]] += 1
+                else:  # a 4xx: the comparison is gone (should not happen); ask for the next one
+                    r = await self.request(http, "GET", "/next", headers=head)
+        finally:
+            if holding:
+                t.hold(-1)
 
-    async def slot(self, http: aiohttp.ClientSession) -> None:
-        """One of the V places: when a voter leaves, the next arrival takes it."""
+    async def slot(self, http: aiohttp.ClientSession, delay: float) -> None:
+        """One of the V places, first taken after ``delay`` seconds (the arrivals' ramp); when a
+        voter leaves, the next arrival takes it at once."""
+        await asyncio.sleep(delay)
         while not self.tally.stop:
             arrival = self.tally.arrivals
             self.tally.arrivals += 1
@@ -321,7 +365,11 @@ async def run_crowd(
             async with aiohttp.ClientSession(
                 cfg.base_url, connector=connector, timeout=timeout
             ) as http:
-                slots = [asyncio.create_task(crowd.slot(http)) for _ in range(cfg.voters)]
+                rate = cfg.spawn_rate
+                slots = [
+                    asyncio.create_task(crowd.slot(http, i / rate if rate > 0 else 0.0))
+                    for i in range(cfg.voters)
+                ]
                 while True:
                     if await call(admin.tick, cfg.max_ballots):
                         break
@@ -330,7 +378,7 @@ async def run_crowd(
                         log(f"timeout after {cfg.timeout:.0f} s")
                         break
                     await asyncio.sleep(cfg.admin_poll_s)
-                t.stop = True
+                t.end()
                 _, pending = await asyncio.wait(slots, timeout=cfg.request_timeout)
                 for task in pending:  # a request still hanging after the grace period
                     task.cancel()
@@ -356,9 +404,10 @@ def summarize(
     in_db = set(stored.items())
     twice = sum(n - 1 for n in t.acked_201.values() if n > 1)
     span = (t.last_ack - t.first_vote) if t.first_vote and t.last_ack else 0.0
-    # Sustained: while a ballot was open (opened_at to closing_at, the server's clocks); the
-    # overall rate also counts the pauses between ballots (closing, then the admin's open).
+    # While a ballot was open (opened_at to closing_at, the server's clocks); the overall rate
+    # also counts the pauses between ballots (closing, then the admin's open).
     voting = sum(b["open_seconds"] or 0.0 for b in audit["ballots"] if b["votes"])
+    busy = t.busy_seconds
     out: dict[str, Any] = {
         "voters": cfg.voters,
         "think_ms": cfg.think_ms,
@@ -375,15 +424,17 @@ def summarize(
         "votes_stored": len(audit["stored"]),
         "lost": len(acked - in_db),
         "duplicated": len(in_db - acked) + twice,
-        "votes_per_second": round(len(t.acked) / voting, 1) if voting else 0.0,
+        # Sustained: while the crowd was busy (see Tally); then while ballots were open; overall.
+        "votes_per_second": round(t.busy_acks / busy, 1) if busy else 0.0,
+        "votes_per_second_open": round(len(t.acked) / voting, 1) if voting else 0.0,
         "votes_per_second_overall": round(len(t.acked) / span, 1) if span else 0.0,
+        "busy_seconds": round(busy, 2),
         "voting_seconds": round(voting, 2),
         "wall_seconds": round(wall, 2),
         "client_cpu_seconds": round(t.client_cpu, 3),
         "client_cpu_ms_per_request": round(1000 * t.client_cpu / max(1, t.requests), 3),
-        "p50_ms": _percentile(t.vote_ms, 50),
-        "p95_ms": _percentile(t.vote_ms, 95),
-        "p99_ms": _percentile(t.vote_ms, 99),
+        **{f"p{q}_ms": _percentile(t.busy_vote_ms, q) for q in (50, 95, 99)},
+        **{f"all_p{q}_ms": _percentile(t.vote_ms, q) for q in (50, 95, 99)},
         "errors": dict(sorted(t.errors.items())),
         "errors_total": sum(t.errors.values()),
         "ballots": audit["ballots"],
@@ -404,9 +455,11 @@ def format_summary(s: dict[str, Any]) -> str:
         f"{s['study_status']}{' (TIMED OUT)' if s['timed_out'] else ''} in {s['wall_seconds']} s",
         f"votes sent {s['votes_sent']}, acknowledged {s['votes_acknowledged']}, stored "
         f"{s['votes_stored']}, lost {s['lost']}, duplicated {s['duplicated']}",
-        f"{s['votes_per_second']} votes/s while ballots were open ({s['voting_seconds']} s; "
-        f"{s['votes_per_second_overall']} overall); vote-and-next p50 {s['p50_ms']} ms, p95 "
-        f"{s['p95_ms']} ms, p99 {s['p99_ms']} ms",
+        f"sustained (crowd busy {s['busy_seconds']} s): {s['votes_per_second']} votes/s, "
+        f"vote-and-next p50 {s['p50_ms']} ms, p95 {s['p95_ms']} ms, p99 {s['p99_ms']} ms",
+        f"whole run: {s['votes_per_second_open']} votes/s while ballots were open "
+        f"({s['voting_seconds']} s; {s['votes_per_second_overall']} overall), p50 "
+        f"{s['all_p50_ms']} ms, p95 {s['all_p95_ms']} ms, p99 {s['all_p99_ms']} ms",
         f"errors {s['errors'] or 'none'}; arrivals {s['arrivals']}, requests {s['requests']} "
         f"(load generator CPU {s['client_cpu_ms_per_request']} ms per request)",
         f"time in closing per ballot (s): {s['closing_seconds']}",
@@ -428,17 +481,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--crowd-size", type=int, default=100, help="distinct simulated people")
     p.add_argument("--max-ballots", type=int, default=None, help="stop after this many closed")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole run")
+    p.add_argument("--spawn-rate", type=float, default=100.0, help="arrivals/s at the start")
     p.add_argument("--json", metavar="PATH", help="also write the summary as one JSON object")
     return p
 
 
 def config_from_args(a: argparse.Namespace) -> CrowdConfig:
-    if a.voters < 1 or a.crowd_size < 1 or a.think_ms < 0:
-        raise SystemExit("--voters and --crowd-size must be >= 1, --think-ms >= 0")
+    if a.voters < 1 or a.crowd_size < 1 or a.think_ms < 0 or a.spawn_rate < 0:
+        raise SystemExit("--voters and --crowd-size must be >= 1, --think-ms and --spawn-rate >= 0")
     return CrowdConfig(
         base_url=a.url.rstrip("/"), slug=a.slug, voters=a.voters, think_ms=a.think_ms,
         seed=a.seed, dist=a.dist, crowd_size=a.crowd_size, timeout=a.timeout,
-        max_ballots=a.max_ballots,
+        max_ballots=a.max_ballots, spawn_rate=a.spawn_rate,
     )  # fmt: skip
 
 

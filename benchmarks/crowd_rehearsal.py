@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--voters", type=int, default=200, help="voters active at once")
     p.add_argument("--think-ms", type=float, default=300.0, help="mean think time; 0: none")
+    p.add_argument("--spawn-rate", type=float, default=100.0, help="arrivals/s at the start")
     p.add_argument("--items", type=int, default=1000, help="study size N")
     p.add_argument("--m", type=int, default=20, help="comparisons per item per ballot (M)")
     p.add_argument("--alpha", type=float, default=0.5)
@@ -174,7 +175,8 @@ def headline(
     summary: dict[str, Any], args: argparse.Namespace, load: float, calibration: float
 ) -> dict[str, Any]:
     keys = ["voters", "think_ms", "votes_per_second", "p50_ms", "p95_ms", "p99_ms", "lost",
-            "duplicated", "errors", "errors_total", "closing_seconds", "votes_stored", "items",
+            "duplicated", "errors", "errors_total", "busy_seconds", "votes_per_second_open",
+            "all_p50_ms", "all_p95_ms", "all_p99_ms", "closing_seconds", "votes_stored", "items",
             "study_status", "rho_w", "tau_w", "rho", "tau"]  # fmt: skip
     out = {k: summary[k] for k in keys}
     out.update(
@@ -256,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             stack.enter_context(profiling(web.pid, Path(args.profile)))
         cfg = crowd.CrowdConfig(
             base_url=base, slug=slug, voters=args.voters, think_ms=args.think_ms, seed=args.seed,
-            crowd_size=args.crowd_size, timeout=args.timeout,
+            crowd_size=args.crowd_size, timeout=args.timeout, spawn_rate=args.spawn_rate,
         )  # fmt: skip
         crowd.setup_django()
         roots = {"web": web.pid, "worker": worker.pid}

@@ -636,7 +636,7 @@ def vote_and_next(
     A :class:`VoterToken` is checked before the input (401 and 403 come before 400, as when the
     API authenticated separately); a :class:`Voter` (the pages' session voter) after it.
     """
-    fast = _fast_vote_and_next(voter, comparison_id, choice, response_ms)
+    fast = fast_vote_and_next(voter, comparison_id, choice, response_ms)
     if fast is not None:
         return fast
     if isinstance(voter, VoterToken):
@@ -739,7 +739,7 @@ _FAST_VOTE_SQL = "SELECT * FROM pg_temp.collector_vote_and_next(%s, %s, %s, %s, 
 _functions: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
-def _fast_vote_and_next(
+def fast_vote_and_next(
     voter: Voter | VoterToken, comparison_id: Any, choice: Any, response_ms: Any
 ) -> tuple[StoredVote, bool, Assignment] | None:
     """The common vote in one statement (PostgreSQL); None where the general path must run."""

@@ -28,6 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
@@ -37,6 +38,7 @@ from rest_framework.throttling import BaseThrottle
 TOKEN_HEADER = "X-Voter-Token"
 VOTING_NAMESPACE = "voting"
 VOTING_API_URLS = frozenset({"api-voters", "api-next", "api-votes"})
+_VERDICT = "voting_throttle_wait"  # the request's attribute: None (allowed) or seconds to wait
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 log = logging.getLogger(__name__)
@@ -223,7 +225,7 @@ class VotingThrottle(BaseThrottle):
     def __init__(self) -> None:
         self.wait_seconds: float | None = None
 
-    def limits(self, request: Request) -> list[tuple[str, str]]:
+    def limits(self, request: Request | HttpRequest) -> list[tuple[str, str]]:
         """``(scope, ident)`` of every limit that applies to this request."""
         match = getattr(request, "resolver_match", None)
         if match is None or match.namespace != VOTING_NAMESPACE:
@@ -239,7 +241,18 @@ class VotingThrottle(BaseThrottle):
             out.append(("voting_register", address))
         return out
 
-    def allow_request(self, request: Request, view: Any) -> bool:
+    def allow_request(self, request: Request | HttpRequest, view: Any) -> bool:
+        # Once per request: the vote's fast path may have counted it before DRF's run.
+        http = getattr(request, "_request", request)  # DRF's Request wraps Django's
+        if hasattr(http, _VERDICT):
+            self.wait_seconds = getattr(http, _VERDICT)
+        else:
+            self.wait_seconds = self._wait(request)
+            setattr(http, _VERDICT, self.wait_seconds)
+        return self.wait_seconds is None
+
+    def _wait(self, request: Request | HttpRequest) -> float | None:
+        """Count the request; None if every limit allows it, else the seconds to wait."""
         # Rates are read at request time (not import time), so override_settings works.
         rates = api_settings.DEFAULT_THROTTLE_RATES
         now = time.time()
@@ -253,17 +266,14 @@ class VotingThrottle(BaseThrottle):
             windows.append(window)
             counts.append(count)
         if not keys:
-            return True
+            return None
         seen = counters().add(keys, windows, counts)
         over = [
             (int(now // w) + 1) * w - now
             for n, limit, w in zip(seen, counts, windows, strict=True)
             if n > limit
         ]
-        if not over:
-            return True
-        self.wait_seconds = max(1.0, max(over))
-        return False
+        return max(1.0, max(over)) if over else None
 
     def wait(self) -> float | None:
         return self.wait_seconds

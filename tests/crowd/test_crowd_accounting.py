@@ -34,7 +34,7 @@ def test_an_acknowledged_vote_missing_from_the_database_is_lost():
     assert s["votes_per_second_overall"] == 1.0  # two acknowledged votes over two seconds
 
 
-def test_the_sustained_rate_counts_only_the_time_a_ballot_with_votes_was_open():
+def test_the_open_rate_counts_only_the_time_a_ballot_with_votes_was_open():
     t = tally({("a", 1): "left", ("a", 2): "right", ("b", 3): "left"}, [1, 2, 3])
     ballots = [
         {"votes": 2, "open_seconds": 0.5, "closing_seconds": 0.1},
@@ -42,8 +42,33 @@ def test_the_sustained_rate_counts_only_the_time_a_ballot_with_votes_was_open():
         {"votes": 0, "open_seconds": 9.0, "closing_seconds": 0.1},  # nobody voted: not counted
     ]
     s = summarize(CFG, INFO, t, audit([], ballots=ballots), 3.0, False)
-    assert (s["voting_seconds"], s["votes_per_second"]) == (1.5, 2.0)
+    assert (s["voting_seconds"], s["votes_per_second_open"]) == (1.5, 2.0)
     assert s["votes_per_second_overall"] == 1.5  # three votes between 10.0 and 12.0
+
+
+def test_the_crowd_is_busy_while_enough_voters_hold_a_comparison_and_until_the_run_ends():
+    t = Tally(busy_at=2)
+    t.hold(1)
+    assert t.busy_since is None  # one voter of the two needed
+    t.hold(1)
+    assert t.busy_since is not None
+    t.hold(-1)
+    assert t.busy_since is None and t.busy_seconds > 0
+    first = t.busy_seconds
+    t.hold(1)
+    t.end()  # the run stops while the crowd is busy: the busy time stops too
+    assert t.busy_since is None and t.busy_seconds > first
+    t.hold(-1)
+    t.hold(1)
+    assert t.busy_since is None  # nothing counts after the end
+
+
+def test_the_sustained_figures_are_those_of_the_busy_time():
+    t = tally({("a", 1): "left", ("a", 2): "right", ("b", 3): "left"}, [1, 2, 3])
+    t.busy_seconds, t.busy_acks, t.busy_vote_ms = 0.5, 2, [7.0, 9.0]
+    s = summarize(CFG, INFO, t, audit([]), 3.0, False)
+    assert (s["busy_seconds"], s["votes_per_second"]) == (0.5, 4.0)
+    assert (s["p50_ms"], s["all_p50_ms"]) == (8.0, 7.0)  # the 5 ms vote came while not busy
 
 
 def test_a_stored_vote_nobody_was_told_about_is_duplicated():

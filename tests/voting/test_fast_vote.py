@@ -7,12 +7,16 @@ general path gives, and hands everything else over to it.
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 import ranking
 from collector import assignment
+from collector.api.voting import Votes
 from collector.assignment import VoteRejected, VoterToken
 from collector.management.commands._common import wait_until_closed
 from collector.models import Ballot, Comparison, Vote, Voter
@@ -144,3 +148,37 @@ def test_the_claim_start_in_sql_is_the_claim_start_in_python():
             )
             size = ranking.ballot_comparisons(n, m)
             assert cur.fetchone()[0] == assignment._claim_start(voter_id, answered, size)
+
+
+def test_the_apis_common_vote_skips_drf_and_the_rate_limit_counts_each_request_once(
+    make_study, settings
+):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"voting_token": "3/min", "voting_ip": "none",
+                                   "voting_register": "none"},
+    }  # fmt: skip
+    study = make_study(slug="lane")
+    voter = Voter.objects.create(study=study)
+    c = assignment.next_comparison(voter)
+    client, url = Client(), "/api/v1/studies/lane/votes"
+
+    def post(cid: int):
+        body = {"comparison_id": cid, "choice": "left", "response_ms": 900}
+        return client.post(url, body, content_type="application/json",
+                           HTTP_X_VOTER_TOKEN=voter.token)  # fmt: skip
+
+    with patch.object(Votes, "post", side_effect=AssertionError("DRF's view ran")):
+        first = post(c.id)
+    assert first.status_code == 201 and first["Content-Type"] == "application/json"
+    assert first["X-Content-Type-Options"] == "nosniff"  # the middleware still answers
+    nxt = first.json()
+    assert nxt["progress"] == {"answered": 1, "quota": nxt["progress"]["quota"]}
+    assert nxt["comparison"]["id"] == Comparison.objects.get(leased_to=voter, status="open").id
+    # A repeat: the fast path declines and DRF answers; counted once, so the third request of
+    # the minute still passes and only the fourth is refused.
+    assert post(c.id).status_code == 200
+    assert post(nxt["comparison"]["id"]).status_code == 201
+    refused = post(c.id)
+    assert refused.status_code == 429 and refused.has_header("Retry-After")
+    assert Vote.objects.filter(voter=voter).count() == 2
