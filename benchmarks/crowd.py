@@ -17,7 +17,8 @@ The run stops when the study is finished, after ``--max-ballots`` closed ballots
 lost votes (acknowledged, not in the database), duplicated votes (in the database, never
 acknowledged, or one comparison acknowledged twice), each ballot's time in ``closing``, and the
 final ranking against the simulated truth (item ``i``'s similarity follows ``Item.index``, as in
-``manage.py simulate_votes``).
+``manage.py simulate_votes``). Throughput and latency are given twice: sustained, while the crowd
+was busy (:class:`Tally`: the ramp-up and the ballots' ends left out), and over the whole run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowd_rehearsal \\
         .venv/bin/python benchmarks/crowd.py --url http://127.0.0.1:8000 --slug SLUG \\

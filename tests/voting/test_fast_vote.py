@@ -155,28 +155,29 @@ def test_the_apis_common_vote_skips_drf_and_the_rate_limit_counts_each_request_o
 ):
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"voting_token": "3/min", "voting_ip": "none",
+        "DEFAULT_THROTTLE_RATES": {"voting_token": "4/min", "voting_ip": "none",
                                    "voting_register": "none"},
     }  # fmt: skip
     study = make_study(slug="lane")
     voter = Voter.objects.create(study=study)
     c = assignment.next_comparison(voter)
-    client, url = Client(), "/api/v1/studies/lane/votes"
+    client, head = Client(), {"HTTP_X_VOTER_TOKEN": voter.token}
 
     def post(cid: int):
         body = {"comparison_id": cid, "choice": "left", "response_ms": 900}
-        return client.post(url, body, content_type="application/json",
-                           HTTP_X_VOTER_TOKEN=voter.token)  # fmt: skip
+        return client.post("/api/v1/studies/lane/votes", body, content_type="application/json",
+                           **head)  # fmt: skip
 
     with patch.object(Votes, "post", side_effect=AssertionError("DRF's view ran")):
         first = post(c.id)
     assert first.status_code == 201 and first["Content-Type"] == "application/json"
     assert first["X-Content-Type-Options"] == "nosniff"  # the middleware still answers
     nxt = first.json()
-    assert nxt["progress"] == {"answered": 1, "quota": nxt["progress"]["quota"]}
-    assert nxt["comparison"]["id"] == Comparison.objects.get(leased_to=voter, status="open").id
-    # A repeat: the fast path declines and DRF answers; counted once, so the third request of
-    # the minute still passes and only the fourth is refused.
+    assert nxt["progress"]["answered"] == 1 and nxt["completion_code"] is None
+    # The same body as DRF's view gives for the voter's outstanding comparison.
+    assert client.get("/api/v1/studies/lane/next", **head).json() == nxt
+    # A repeat: the fast path declines and DRF answers. Each request counts once, so the fourth
+    # of the minute still passes and the fifth is refused (by DRF, on the fast path's count).
     assert post(c.id).status_code == 200
     assert post(nxt["comparison"]["id"]).status_code == 201
     refused = post(c.id)
