@@ -33,8 +33,8 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-# Not imported from collector.api.voting: DRF imports this module while rest_framework.views is
-# still initialising (APIView reads DEFAULT_THROTTLE_CLASSES), and that module needs APIView.
+# Defined here, not in collector.api.voting (which imports it): DRF imports this module while
+# rest_framework.views is still initialising (APIView reads DEFAULT_THROTTLE_CLASSES).
 TOKEN_HEADER = "X-Voter-Token"
 VOTING_NAMESPACE = "voting"
 VOTING_API_URLS = frozenset({"api-voters", "api-next", "api-votes"})

@@ -34,9 +34,7 @@ from rest_framework.views import APIView
 
 from collector import assignment, voters
 from collector.models import Study, Voter
-from collector.throttling import VotingThrottle
-
-TOKEN_HEADER = "X-Voter-Token"
+from collector.throttling import TOKEN_HEADER, VotingThrottle
 
 
 @dataclass(frozen=True)
