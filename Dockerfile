@@ -26,4 +26,4 @@ EXPOSE 8000
 # Granian's WSGI interface: 2 worker processes x 4 threads; a crashed worker is replaced.
 CMD ["granian", "--interface", "wsgi", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", \
      "--blocking-threads", "4", "--respawn-failed-workers", "--access-log", \
-     "collector.wsgi:application"]
+     "config.wsgi:application"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collector.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
 def _django():
@@ -39,8 +39,8 @@ def setup_study(n_items: int, m: int) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from collector import ballots_sql, importing, lifecycle
     from collector.models import Ballot, Comparison, Study, Vote, Voter
+    from collector.studies import bulk_sql, creating, importing, lifecycle
 
     call_command("migrate", verbosity=0)
     for study_id in Study.objects.filter(name="bench-close").values_list("id", flat=True):
@@ -49,7 +49,7 @@ def setup_study(n_items: int, m: int) -> int:
     tokens = "".join(f"Bench,token {i}\n" for i in range(n_tokens))
     areas = importing.parse_tokens(tokens, max_bytes=10**8)
     t0 = time.perf_counter()
-    study = lifecycle.create_study(
+    study = creating.create_study(
         name="bench-close", areas=areas, n_ballots=7, alpha=0.5, m=m, seed=1,
         max_items_per_area=n_items,
     )  # fmt: skip
@@ -73,7 +73,7 @@ def setup_study(n_items: int, m: int) -> int:
     better_left = comps[:, 1] < comps[:, 2]
     choice = np.where(u < 0.05, "tie", np.where((u < 0.85) == better_left, "left", "right"))
     t0 = time.perf_counter()
-    ballots_sql.bulk_insert(
+    bulk_sql.bulk_insert(
         Vote,
         {
             "comparison_id": comps[:, 0],
@@ -111,7 +111,7 @@ def _backend_peak_mb(pid: int) -> int | None:
 def close_only(ballot_id: int) -> None:
     from django.db import connection
 
-    from collector import lifecycle
+    from collector.studies import lifecycle
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")

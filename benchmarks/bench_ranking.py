@@ -26,7 +26,7 @@ from ranking import (  # noqa: E402 - the path line above makes the checkout imp
     table2,
     weighted_kendall,
 )
-from ranking.simulation import run_simulations, similarity_for  # noqa: E402
+from ranking.simulated_studies import run_simulations, similarity_for  # noqa: E402
 
 DEFAULT_CSV = "../shared/data/underlying_sim_samearea.csv"
 

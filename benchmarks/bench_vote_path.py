@@ -7,7 +7,7 @@ hour. Each voter answers ``POST /api/v1/studies/<slug>/votes`` in turn, through:
 
 - ``wsgi``: Django's WSGI application, called as a server would (middleware, DRF, throttling;
   no socket, no HTTP parsing);
-- ``direct``: :func:`collector.assignment.vote_and_next` alone.
+- ``direct``: :func:`collector.voting.store.vote_and_next` alone.
 
 Needs PostgreSQL (the database is recreated) and, for the throttle's real cost, Redis::
 
@@ -28,13 +28,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collector.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("VOTING_TOKEN_RATE", "1000000/min")
 os.environ.setdefault("VOTING_IP_RATE", "1000000/min")
 
-from benchmarks.crowd_rehearsal import items_csv, proc_stat  # noqa: E402
+from collector.rehearsal.runner import items_csv, proc_stat  # noqa: E402
 
 
 def _cpu(pid: int) -> float:
@@ -47,19 +47,20 @@ def _cpu(pid: int) -> float:
 def setup(n_items: int, m: int, n_voters: int) -> tuple[str, list[str]]:
     from django.core.management import call_command
 
-    from collector import importing, lifecycle, voters
     from collector.models import Study
+    from collector.studies import creating, importing, lifecycle
+    from collector.voting import identity
 
     call_command("migrate", verbosity=0)
     for study_id in Study.objects.values_list("id", flat=True):
         lifecycle.delete_study(study_id)
-    study = lifecycle.create_study(
+    study = creating.create_study(
         name="bench-votes", areas=importing.parse_items(items_csv(n_items), max_bytes=10**8),
         n_ballots=3, alpha=0.5, m=m, seed=1, per_voter_cap=10**6,
     )  # fmt: skip
     lifecycle.open_ballot(study.ballots.get(number=1).pk)
     tokens = [
-        voters.get_or_create_voter(study, voters.Identity())[0].token for _ in range(n_voters)
+        identity.get_or_create_voter(study, identity.Identity())[0].token for _ in range(n_voters)
     ]
     return study.slug, tokens
 
@@ -107,7 +108,7 @@ class Wsgi:
 def run(mode: str, slug: str, tokens: list[str], votes: int) -> dict[str, float]:
     from django.db import connection
 
-    from collector import assignment
+    from collector.voting import store
 
     wsgi = Wsgi(slug)
     pending = {t: wsgi("GET", "next", t)[1]["comparison"]["id"] for t in tokens}
@@ -123,9 +124,7 @@ def run(mode: str, slug: str, tokens: list[str], votes: int) -> dict[str, float]
             code, data = wsgi("POST", "votes", token, body.encode())
             assert code == 201, data
         else:
-            _v, created, a = assignment.vote_and_next(
-                assignment.VoterToken(token, slug), cid, "left", 900
-            )
+            _v, created, a = store.vote_and_next(store.VoterToken(token, slug), cid, "left", 900)
             assert created
             data = a.as_dict()
         pending[token] = data["comparison"]["id"]

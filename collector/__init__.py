@@ -1,5 +1,1 @@
-"""The Django project and app that collects votes and runs the ballots."""
-
-from collector.celery import app as celery_app
-
-__all__ = ["celery_app"]
+"""The Django app that runs studies: creating them, voting, the ballot lifecycle, staff pages."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from collector import lifecycle
 from collector.models import (
     Area,
     Ballot,
@@ -18,6 +17,7 @@ from collector.models import (
     Vote,
     Voter,
 )
+from collector.studies import lifecycle
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -154,6 +154,9 @@ class Ballot(models.Model):
     number = models.PositiveSmallIntegerField(help_text="k, from 1.")
     m = models.PositiveIntegerField(help_text="Comparisons per item in this ballot.")
     n_items = models.PositiveIntegerField()
+    n_comparisons = models.PositiveIntegerField(
+        default=0, help_text="Comparisons generated for this ballot (Eq. 3's term M*N(k)/2)."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
     opened_at = models.DateTimeField(null=True, blank=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from collector import lifecycle
+from collector.studies import lifecycle
 
 
 # A database hiccup mid-close rolls the close back; retry it rather than wait for the sweep.

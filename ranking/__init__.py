@@ -8,6 +8,13 @@ Section 4.2. No Django import anywhere in this package.
 
 from .ballots import ballot_pairs, ballot_sizes
 from .bradley_terry import DEFAULT_BT_ALPHA, bradley_terry
+from .budget import (
+    StudyPlan,
+    ballot_comparisons,
+    comparisons_per_ballot,
+    plan_study,
+    uniform_m,
+)
 from .metrics import (
     kendall,
     rank_weights,
@@ -16,15 +23,8 @@ from .metrics import (
     weighted_kendall,
     weighted_spearman,
 )
-from .planning import (
-    StudyPlan,
-    ballot_comparisons,
-    comparisons_per_ballot,
-    plan_study,
-    uniform_m,
-)
 from .scores import borda_counts, borda_scores, rescale, rescale_slope, running_mean
-from .simulation import (
+from .simulated_studies import (
     DESIGNS,
     METRICS,
     PUBLISHED_TABLE2,
@@ -37,14 +37,14 @@ from .simulation import (
     simulate_study,
     table2,
 )
-from .study import ESTIMATORS, BallotOutcome, Estimator, StudyState, close_ballot, final_ranking
-from .voters import (
+from .simulated_voters import (
     SimulatedCrowd,
     assign_voters,
     load_similarities,
     true_ranks,
     underlying_similarity,
 )
+from .study import ESTIMATORS, BallotOutcome, Estimator, StudyState, close_ballot, final_ranking
 
 __all__ = [
     "DEFAULT_BT_ALPHA",

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .planning import plan_study
+from .budget import plan_study
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .simulation import DESIGNS, METRICS, VARIANTS, run_simulations, similarity_for, table2
+from .simulated_studies import DESIGNS, METRICS, VARIANTS, run_simulations, similarity_for, table2
 from .study import ESTIMATORS
 
 _TITLES = {"rho_w": "rho_w", "tau_w": "tau_w", "rho": "rho", "tau": "tau"}

@@ -90,7 +90,7 @@ def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subproce
     celery = Path(sys.executable).with_name("celery")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [str(celery), "-A", "collector", "worker", "--pool=solo", "--concurrency=1",
+            [str(celery), "-A", "config", "worker", "--pool=solo", "--concurrency=1",
              "-Q", WORKER_QUEUE, "--loglevel=INFO", "--without-gossip", "--without-mingle",
              "--without-heartbeat", "-n", f"pytest-{os.getpid()}@%h"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -108,7 +108,7 @@ def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subproce
 
 
 def _wait_until_ready(proc: subprocess.Popen, log_path: Path, timeout: float = 60) -> None:
-    from collector.celery import app
+    from config.celery import app
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from django.core.management import call_command
 
-from collector import importing, lifecycle
+from collector import jobs
 from collector.models import Ballot, Study
+from collector.studies import creating, importing, lifecycle
 
 TOKENS_8 = "area,token\n" + "".join(f"Sales,term {c}\n" for c in "abcdefgh")  # 28 items
 
@@ -19,7 +20,7 @@ def make_study(*, tokens: str = TOKENS_8, open_first: bool = True, **params) -> 
     """A study through the lifecycle (defaults: 28 items, n_b=3, alpha=0.5, M=4)."""
     defaults = {"name": "Test study", "n_ballots": 3, "alpha": 0.5, "m": 4, "seed": 11}
     areas = importing.parse_tokens(tokens, max_bytes=10**6)
-    study = lifecycle.create_study(areas=areas, **{**defaults, **params})
+    study = creating.create_study(areas=areas, **{**defaults, **params})
     if open_first:
         lifecycle.open_ballot(study.ballots.get(number=1).pk)
     return study
@@ -80,7 +81,7 @@ def export(command: str, study: Study, tmp_path: Path) -> str:
 def finish_in_process(study: Study, monkeypatch) -> Study:
     """Answer and close every ballot of an auto-opening study in this process (no worker)."""
     for number in range(1, study.n_ballots + 1):
-        monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+        monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
         simulate(study)
         monkeypatch.undo()
         lifecycle.close_ballot(study.ballots.get(number=number).pk)

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from collector import lifecycle
 from collector.models import Item, Study, Vote
+from collector.studies import lifecycle
 from tests.collector.helpers import export, finish_in_process, make_study, read_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)

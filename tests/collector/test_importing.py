@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError
 from django.test import override_settings
 
-from collector import importing
 from collector.models import Area, Ballot, Item, Study, Token
+from collector.studies import importing
 from tests.collector.helpers import create_study_cmd
 
 pytestmark = pytest.mark.django_db

@@ -8,14 +8,16 @@ import pytest
 from django.db import connection
 
 import ranking
-from collector import assignment, lifecycle
+from collector import jobs
 from collector.models import Ballot, Comparison, Item, ItemScore, Study, Vote, Voter
+from collector.studies import lifecycle
+from collector.voting import store
 from tests.collector.helpers import finish_in_process, make_study, simulate
 
 
 def _answer_all(study: Study, monkeypatch) -> Ballot:
     """Answer ballot 1 fully without enqueueing the close; leaves it ``closing``."""
-    monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
     simulate(study)
     monkeypatch.undo()
     ballot = study.ballots.get(number=1)
@@ -179,7 +181,7 @@ def test_the_last_close_finishes_the_study_with_final_ranks(monkeypatch):
 def test_bradley_terry_studies_score_with_the_pooled_strength(monkeypatch):
     study = make_study(n_ballots=2, estimator=Study.Estimator.BRADLEY_TERRY, auto_open=True)
     for number in (1, 2):
-        monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+        monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
         simulate(study)
         monkeypatch.undo()
         lifecycle.close_ballot(study.ballots.get(number=number).pk)
@@ -193,12 +195,12 @@ def test_bradley_terry_studies_score_with_the_pooled_strength(monkeypatch):
 def test_an_early_close_voids_comparisons_so_votes_on_them_are_refused():
     study = make_study()
     voter = Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant="x")
-    comparison = assignment.next_comparison(voter)
+    comparison = store.next_comparison(voter)
     assert comparison is not None
     voided = lifecycle.close_early(study.ballots.get().pk)
     assert voided == 56
-    with pytest.raises(assignment.VoteRejected):
-        assignment.record_vote(voter, comparison.pk, "left")
+    with pytest.raises(store.VoteRejected):
+        store.record_vote(voter, comparison.pk, "left")
     assert not Vote.objects.exists()
 
 
@@ -218,8 +220,8 @@ def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(monkeypat
     def vote_until_done(voter: Voter) -> None:
         try:
             barrier.wait()
-            while (comparison := assignment.next_comparison(voter)) is not None:
-                assignment.record_vote(voter, comparison.pk, "left")
+            while (comparison := store.next_comparison(voter)) is not None:
+                store.record_vote(voter, comparison.pk, "left")
         except BaseException as exc:  # surfaced below
             errors.append(exc)
         finally:
@@ -246,7 +248,7 @@ def test_an_early_close_during_an_in_flight_last_vote_does_not_deadlock(monkeypa
     ballot = study.ballots.get()
     monkeypatch.setattr(lifecycle, "_send_close", lambda ballot_id: None)
     voter = Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant="v")
-    comparison = assignment.next_comparison(voter)
+    comparison = store.next_comparison(voter)
     assert comparison is not None
     real_note = lifecycle.note_vote_recorded
     paused, resume = threading.Event(), threading.Event()
@@ -268,7 +270,7 @@ def test_an_early_close_during_an_in_flight_last_vote_does_not_deadlock(monkeypa
             connection.close()
 
     vote = threading.Thread(
-        target=run, args=("vote", lambda: assignment.record_vote(voter, comparison.pk, "left"))
+        target=run, args=("vote", lambda: store.record_vote(voter, comparison.pk, "left"))
     )
     vote.start()
     assert paused.wait(10)  # the vote's transaction holds the comparison's row lock now

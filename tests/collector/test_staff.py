@@ -10,8 +10,9 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
-from collector import lifecycle
+from collector import jobs
 from collector.models import Ballot, Comparison, Study
+from collector.studies import lifecycle
 from tests.collector.helpers import TOKENS_8, make_study
 
 pytestmark = pytest.mark.django_db
@@ -102,7 +103,7 @@ def test_the_study_list_and_page_show_ballots_and_progress(client, study):
 
 
 def test_staff_open_and_close_a_ballot_with_post_forms(client, study, monkeypatch):
-    monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
     assert client.get(f"/staff/{study.slug}/ballots/1/open/").status_code == 405
     response = client.post(f"/staff/{study.slug}/ballots/1/open/")
     assert response.status_code == 302
@@ -197,7 +198,7 @@ def test_every_model_has_an_admin_page_and_a_study_with_votes_can_be_deleted(
 
     client.force_login(_user("root", superuser=True))
     lifecycle.open_ballot(study.ballots.get().pk)
-    monkeypatch.setattr(lifecycle, "_enqueue_close", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
     simulate(study, limit=10)
     for model in ("study", "area", "token", "item", "ballot", "itemscore", "voter", "comparison",
                   "vote"):  # fmt: skip

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import ranking
-from collector import lifecycle
 from collector.models import Ballot, Comparison, ItemScore, Study
+from collector.studies import lifecycle
 from tests.collector.helpers import export, make_study, read_csv, simulate, wait_closed
 
 pytestmark = pytest.mark.django_db(transaction=True)

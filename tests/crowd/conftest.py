@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from django.core.cache import cache
 
-from collector import importing, lifecycle
 from collector.models import Study
+from collector.studies import creating, importing, lifecycle
 
 
 def tokens_csv(n_tokens: int, area: str = "Sales & Marketing") -> str:
@@ -21,7 +21,7 @@ def create_study(*, n_tokens: int = 6, open_first: bool = True, **params: object
         "name": "Crowd test", "n_ballots": 2, "alpha": 0.5, "m": 4, "seed": 3,
     }  # fmt: skip
     areas = importing.parse_tokens(tokens_csv(n_tokens), max_bytes=10**6)
-    study = lifecycle.create_study(areas=areas, **{**defaults, **params})  # type: ignore[arg-type]
+    study = creating.create_study(areas=areas, **{**defaults, **params})  # type: ignore[arg-type]
     if open_first:
         lifecycle.open_ballot(study.ballots.get(number=1).pk)
     return study

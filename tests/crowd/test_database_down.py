@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError
 
-from collector import assignment
 from collector.models import Vote
+from collector.voting import store
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ def test_a_vote_during_a_database_outage_gets_a_retryable_503(client, make_study
     def database_gone(*args: object, **kwargs: object) -> None:
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(assignment, "vote_and_next", database_gone)
+    monkeypatch.setattr(store, "vote_and_next", database_gone)
     vote = {"comparison_id": comparison["id"], "choice": "left"}
     r = client.post(f"{url}/votes", vote, content_type="application/json", **head)
 

@@ -7,8 +7,10 @@ import json
 import pytest
 from django.core.management import call_command
 
-from collector import assignment, exports, lifecycle, voters
 from collector.models import Voter
+from collector.staff import exports
+from collector.studies import lifecycle
+from collector.voting import identity, store
 
 pytestmark = pytest.mark.django_db
 
@@ -25,8 +27,8 @@ def finished_study(make_study):
     """A one-ballot study answered by three identified voters, closed and finished."""
     study = make_study(n_tokens=5, n_ballots=1, m=2)
     people = [
-        voters.get_or_create_voter(
-            study, voters.Identity(src, pid, PLATFORM if src == Voter.Source.PROLIFIC else {})
+        identity.get_or_create_voter(
+            study, identity.Identity(src, pid, PLATFORM if src == Voter.Source.PROLIFIC else {})
         )[0]
         for src, pid in PARTICIPANTS.items()
     ]
@@ -34,9 +36,9 @@ def finished_study(make_study):
     while busy:
         busy = False
         for voter in people:
-            comparison = assignment.next_comparison(voter)
+            comparison = store.next_comparison(voter)
             if comparison is not None:
-                assignment.record_vote(voter, comparison.pk, "left", 900)
+                store.record_vote(voter, comparison.pk, "left", 900)
                 busy = True
     ballot = study.ballots.get(number=1)
     assert ballot.status == "closing"

@@ -24,7 +24,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from collector.wsgi import application
+from config.wsgi import application
 from tests.crowd.conftest import create_study
 
 CHECKS = [

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import Client
 
-from collector.throttling import SharedCounters, parse_rate
+from collector.voting.throttling import SharedCounters, parse_rate
 
 pytestmark = pytest.mark.django_db
 
@@ -145,7 +145,7 @@ def test_rates_parse_as_drf_spells_them():
 
 
 def test_the_default_rates_let_a_person_vote_but_not_a_script(settings):
-    from collector.settings import REST_FRAMEWORK
+    from config.settings import REST_FRAMEWORK
 
     rates = REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
     count, seconds = parse_rate(rates["voting_token"]) or (0, 1)

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import ranking
-from benchmarks.crowd import CrowdConfig, run_crowd
 from collector.models import Study, Vote
+from collector.rehearsal.crowd import CrowdConfig, run_crowd
 from tests.crowd.conftest import create_study
 
 N_TOKENS = 10  # 45 items

@@ -23,11 +23,12 @@ CHOICES = ("left", "right", "tie")
 
 CREATE_STUDY = """
 import json, os
-from collector import importing, lifecycle
+from collector.studies import importing
+from collector.studies import creating, lifecycle
 p = json.loads(os.environ["FAULT_STUDY"])
 n = p.pop("n_tokens")
 csv = "area,token\\n" + "".join(f"Faults,term {i:02d}\\n" for i in range(n))
-study = lifecycle.create_study(areas=importing.parse_tokens(csv, max_bytes=10**6), **p)
+study = creating.create_study(areas=importing.parse_tokens(csv, max_bytes=10**6), **p)
 ballot = study.ballots.get(number=1)
 lifecycle.open_ballot(ballot.pk)
 print(json.dumps({"slug": study.slug, "id": study.pk, "ballot": ballot.pk}))

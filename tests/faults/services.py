@@ -186,7 +186,7 @@ class Stack:
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV}
         env.update(
-            DJANGO_SETTINGS_MODULE="collector.settings", DATABASE_URL=self.pg.url,
+            DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=self.pg.url,
             CELERY_BROKER_URL=self.redis.url, CACHE_URL=self.redis.cache_url, DEBUG="0",
             LOG_LEVEL="INFO",
             # Persistent connections, as deployed: the database restart must hit stale ones.
@@ -228,7 +228,7 @@ class Stack:
             self.web = subprocess.Popen(
                 [str(BIN / "granian"), "--interface", "wsgi", "--host", "127.0.0.1", "--port",
                  str(self.web_port), "--workers", "2", "--blocking-threads", "4",
-                 "--workers-kill-timeout", "10", "collector.wsgi:application"],
+                 "--workers-kill-timeout", "10", "config.wsgi:application"],
                 cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: see stop_web
             )  # fmt: skip
@@ -261,7 +261,7 @@ class Stack:
         self.worker_log = self._log("worker")
         with open(self.worker_log, "wb") as log:
             self.worker = subprocess.Popen(
-                [str(BIN / "celery"), "-A", "collector", "worker", "--pool=solo", "-c", "1",
+                [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "-c", "1",
                  "--loglevel=INFO", "--without-gossip", "--without-mingle",
                  "--without-heartbeat", "-n", f"faults-{os.getpid()}-{self._n}@%h"],
                 cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
@@ -286,7 +286,7 @@ class Stack:
         self.beat_log = self._log("beat")
         with open(self.beat_log, "wb") as log:
             self.beat = subprocess.Popen(
-                [str(BIN / "celery"), "-A", "collector", "beat", "--loglevel=INFO",
+                [str(BIN / "celery"), "-A", "config", "beat", "--loglevel=INFO",
                  f"--schedule={self.dir / 'celerybeat-schedule'}"],
                 cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip

@@ -11,9 +11,9 @@ MODULES = [
     "ranking.ballots",
     "ranking.bradley_terry",
     "ranking.metrics",
-    "ranking.planning",
+    "ranking.budget",
     "ranking.scores",
-    "ranking.voters",
+    "ranking.simulated_voters",
 ]
 
 

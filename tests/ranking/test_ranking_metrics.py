@@ -16,7 +16,7 @@ from ranking import (
     weighted_kendall,
     weighted_spearman,
 )
-from ranking.simulation import _spearman_of_permutations, rank_metrics
+from ranking.simulated_studies import _spearman_of_permutations, rank_metrics
 
 
 def _weights(a: np.ndarray, b: np.ndarray, n0: float) -> np.ndarray:

@@ -49,11 +49,11 @@ def build_study(
         Item(study=study, index=i, area=area, token_a=a, token_b=b)
         for i, (a, b) in enumerate(pairs)
     )
+    pairs = ranking.ballot_pairs(np.arange(n_items), m, np.random.default_rng(seed))
     ballot = Ballot.objects.create(
-        study=study, number=1, m=m, n_items=n_items, status=ballot_status
+        study=study, number=1, m=m, n_items=n_items, n_comparisons=len(pairs), status=ballot_status
     )
     ItemScore.objects.bulk_create(ItemScore(ballot=ballot, item=it) for it in items)
-    pairs = ranking.ballot_pairs(np.arange(n_items), m, np.random.default_rng(seed))
     Comparison.objects.bulk_create(
         Comparison(ballot=ballot, item_left=items[a], item_right=items[b], slot=k)
         for k, (a, b) in enumerate(pairs)

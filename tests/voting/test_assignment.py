@@ -1,4 +1,4 @@
-"""The assignment rules of DESIGN.md section 5, straight through collector.assignment."""
+"""The assignment rules of DESIGN.md section 5, straight through collector.voting.store."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from collector import assignment
-from collector.assignment import VoteRejected
 from collector.models import Ballot, Comparison, Vote, Voter
+from collector.voting import store
+from collector.voting.store import VoteRejected
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def pair(c: Comparison) -> frozenset[int]:
 
 
 def test_it_hands_out_a_comparison_with_a_lease(voter):
-    c = assignment.next_comparison(voter)
+    c = store.next_comparison(voter)
     assert c is not None
     row = Comparison.objects.get(id=c.id)
     assert row.leased_to_id == voter.id
@@ -28,17 +28,17 @@ def test_it_hands_out_a_comparison_with_a_lease(voter):
 
 
 def test_it_gives_the_outstanding_comparison_back_and_extends_its_lease(voter):
-    first = assignment.next_comparison(voter)
+    first = store.next_comparison(voter)
     Comparison.objects.filter(id=first.id).update(lease_expires_at=timezone.now())
-    again = assignment.next_comparison(voter)
+    again = store.next_comparison(voter)
     assert again.id == first.id
     assert Comparison.objects.get(id=first.id).lease_expires_at > timezone.now()
     assert Comparison.objects.filter(leased_to=voter).count() == 1
 
 
 def test_it_never_hands_out_a_comparison_leased_to_someone_else(voter, other_voter):
-    mine = assignment.next_comparison(voter)
-    theirs = assignment.next_comparison(other_voter)
+    mine = store.next_comparison(voter)
+    theirs = store.next_comparison(other_voter)
     assert theirs.id != mine.id
 
 
@@ -46,13 +46,13 @@ def test_a_claim_starts_at_the_voters_own_slot_and_wraps_around_to_the_front(stu
     ballot = Ballot.objects.get(study=study)
     size = ballot.comparisons.count()
     voters = (Voter.objects.create(study=study) for _ in range(50))
-    voter = next(v for v in voters if assignment._claim_start(v.id, 0, size) >= 2)
-    start = assignment._claim_start(voter.id, 0, size)
-    assert Comparison.objects.get(id=assignment.next_comparison(voter).id).slot == start
+    voter = next(v for v in voters if store._claim_start(v.id, 0, size) >= 2)
+    start = store._claim_start(voter.id, 0, size)
+    assert Comparison.objects.get(id=store.next_comparison(voter).id).slot == start
     # Nothing claimable from that slot on: the claim wraps around to the lowest open slot.
     Comparison.objects.filter(ballot=ballot, slot__gte=start).update(status="void")
     Comparison.objects.filter(ballot=ballot, slot=0).update(status="void")
-    claimed = assignment.next_assignment(voter)  # its lease was voided: a new claim
+    claimed = store.next_assignment(voter)  # its lease was voided: a new claim
     assert Comparison.objects.get(id=claimed.pair.id).slot == 1
 
 
@@ -61,37 +61,37 @@ def test_each_new_voter_claims_from_their_own_slot_not_all_from_the_front(study)
     taken: list[int] = []
     for _ in range(4):
         v = Voter.objects.create(study=study)
-        start = assignment._claim_start(v.id, 0, size)
+        start = store._claim_start(v.id, 0, size)
         # The first slot from the voter's start on (wrapping around) that nobody holds.
         expected = next(k % size for k in range(start, start + size) if k % size not in taken)
-        got = Comparison.objects.get(id=assignment.next_comparison(v).id).slot
+        got = Comparison.objects.get(id=store.next_comparison(v).id).slot
         assert got == expected
         taken.append(got)
 
 
 def test_an_expired_lease_goes_back_to_the_pool(study, voter, other_voter):
     Comparison.objects.exclude(id=Comparison.objects.order_by("id")[0].id).update(status="void")
-    mine = assignment.next_comparison(voter)
-    assert assignment.next_comparison(other_voter) is None
+    mine = store.next_comparison(voter)
+    assert store.next_comparison(other_voter) is None
     Comparison.objects.filter(id=mine.id).update(lease_expires_at=timezone.now())
-    theirs = assignment.next_comparison(other_voter)
+    theirs = store.next_comparison(other_voter)
     assert theirs.id == mine.id
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, mine.id, "left")
+        store.record_vote(voter, mine.id, "left")
     assert err.value.status_code == 409
     assert not Vote.objects.exists()
 
 
 def test_it_accepts_a_late_answer_when_nobody_reclaimed_the_lease(voter):
-    c = assignment.next_comparison(voter)
+    c = store.next_comparison(voter)
     Comparison.objects.filter(id=c.id).update(lease_expires_at=timezone.now())
-    vote = assignment.record_vote(voter, c.id, "right", 1200)
+    vote = store.record_vote(voter, c.id, "right", 1200)
     assert Vote.objects.get(id=vote.id).choice == "right"
 
 
 def test_it_records_a_vote_and_marks_the_comparison_answered(voter):
-    c = assignment.next_comparison(voter)
-    vote = assignment.record_vote(voter, c.id, "left", 850)
+    c = store.next_comparison(voter)
+    vote = store.record_vote(voter, c.id, "left", 850)
     stored = Vote.objects.get(id=vote.id)
     assert (stored.comparison_id, stored.voter_id, stored.choice, stored.response_ms) == (
         c.id,
@@ -104,42 +104,42 @@ def test_it_records_a_vote_and_marks_the_comparison_answered(voter):
 
 
 def test_a_repeated_identical_vote_is_idempotent(voter):
-    c = assignment.next_comparison(voter)
-    first = assignment.record_vote(voter, c.id, "left")
-    second = assignment.record_vote(voter, c.id, "left")
+    c = store.next_comparison(voter)
+    first = store.record_vote(voter, c.id, "left")
+    second = store.record_vote(voter, c.id, "left")
     assert first.id == second.id
     assert Vote.objects.count() == 1
 
 
 def test_a_repeated_vote_with_another_choice_is_rejected(voter):
-    c = assignment.next_comparison(voter)
-    assignment.record_vote(voter, c.id, "left")
+    c = store.next_comparison(voter)
+    store.record_vote(voter, c.id, "left")
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, c.id, "right")
+        store.record_vote(voter, c.id, "right")
     assert err.value.status_code == 409
     assert Vote.objects.get().choice == "left"
 
 
 def test_it_rejects_an_unknown_comparison(voter):
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, 987654321, "left")
+        store.record_vote(voter, 987654321, "left")
     assert err.value.status_code == 404
 
 
 def test_it_rejects_a_comparison_of_another_study(make_study, voter):
     other = make_study(slug="other")
     stranger = Voter.objects.create(study=other)
-    c = assignment.next_comparison(stranger)
+    c = store.next_comparison(stranger)
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, c.id, "left")
+        store.record_vote(voter, c.id, "left")
     assert err.value.status_code == 404
     assert not Vote.objects.exists()
 
 
 def test_it_rejects_another_voters_comparison(voter, other_voter):
-    theirs = assignment.next_comparison(other_voter)
+    theirs = store.next_comparison(other_voter)
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, theirs.id, "left")
+        store.record_vote(voter, theirs.id, "left")
     assert err.value.status_code == 409
     assert not Vote.objects.exists()
     assert Comparison.objects.get(id=theirs.id).status == "open"
@@ -148,34 +148,34 @@ def test_it_rejects_another_voters_comparison(voter, other_voter):
 def test_it_rejects_a_comparison_never_handed_out(voter):
     c = Comparison.objects.order_by("id").first()
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, c.id, "left")
+        store.record_vote(voter, c.id, "left")
     assert err.value.status_code == 409
 
 
 def test_it_rejects_a_vote_answered_by_another_voter(voter, other_voter):
-    theirs = assignment.next_comparison(other_voter)
-    assignment.record_vote(other_voter, theirs.id, "left")
+    theirs = store.next_comparison(other_voter)
+    store.record_vote(other_voter, theirs.id, "left")
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, theirs.id, "left")
+        store.record_vote(voter, theirs.id, "left")
     assert err.value.status_code == 409
     assert Vote.objects.get().voter_id == other_voter.id
 
 
 @pytest.mark.parametrize("status", ["closing", "closed"])
 def test_it_rejects_a_vote_on_a_closed_ballot(voter, status):
-    c = assignment.next_comparison(voter)
+    c = store.next_comparison(voter)
     Ballot.objects.update(status=status)
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, c.id, "left")
+        store.record_vote(voter, c.id, "left")
     assert err.value.status_code == 409
     assert not Vote.objects.exists()
 
 
 def test_it_rejects_a_vote_on_a_voided_comparison(voter):
-    c = assignment.next_comparison(voter)
+    c = store.next_comparison(voter)
     Comparison.objects.filter(id=c.id).update(status="void")
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, c.id, "left")
+        store.record_vote(voter, c.id, "left")
     assert err.value.status_code == 409
 
 
@@ -194,9 +194,9 @@ def test_it_rejects_a_vote_on_a_voided_comparison(voter):
     ],
 )
 def test_it_rejects_bad_input(voter, cid, choice, ms):
-    c = assignment.next_comparison(voter)
+    c = store.next_comparison(voter)
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, c.id if cid == 1 else cid, choice, ms)
+        store.record_vote(voter, c.id if cid == 1 else cid, choice, ms)
     assert err.value.status_code == 400
     assert not Vote.objects.exists()
 
@@ -204,20 +204,20 @@ def test_it_rejects_bad_input(voter, cid, choice, ms):
 def test_it_rejects_a_tie_when_the_study_forbids_ties(make_study):
     study = make_study(slug="noties", allow_ties=False)
     v = Voter.objects.create(study=study)
-    c = assignment.next_comparison(v)
+    c = store.next_comparison(v)
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(v, c.id, "tie")
+        store.record_vote(v, c.id, "tie")
     assert err.value.status_code == 400
     assert not Vote.objects.exists()
 
 
 def test_it_stops_at_the_per_voter_cap(study, voter):
     answered = 0
-    while (c := assignment.next_comparison(voter)) is not None:
-        assignment.record_vote(voter, c.id, "left")
+    while (c := store.next_comparison(voter)) is not None:
+        store.record_vote(voter, c.id, "left")
         answered += 1
     assert answered == study.per_voter_cap == 5
-    a = assignment.next_assignment(voter)
+    a = store.next_assignment(voter)
     assert (a.answered, a.quota, a.completion_code) == (5, 5, study.completion_code)
 
 
@@ -226,26 +226,26 @@ def test_it_never_gives_a_voter_an_item_pair_they_already_answered(make_study):
     study = make_study(slug="tiny", n_items=3, m=4)
     v = Voter.objects.create(study=study)
     seen = []
-    while (c := assignment.next_comparison(v)) is not None:
-        assignment.record_vote(v, c.id, "left")
+    while (c := store.next_comparison(v)) is not None:
+        store.record_vote(v, c.id, "left")
         seen.append(pair(c))
     assert len(seen) == len(set(seen)) == 3
     others = Voter.objects.create(study=study)
-    while (c := assignment.next_comparison(others)) is not None:
-        assignment.record_vote(others, c.id, "right")
+    while (c := store.next_comparison(others)) is not None:
+        store.record_vote(others, c.id, "right")
     assert Comparison.objects.filter(status="open").count() == 0
 
 
 def test_it_returns_nothing_without_an_open_ballot(make_study):
     study = make_study(slug="pending", ballot_status="pending")
     v = Voter.objects.create(study=study)
-    a = assignment.next_assignment(v)
+    a = store.next_assignment(v)
     assert a.comparison is None and a.completion_code is None
 
 
 def test_a_finished_study_gives_the_completion_code(make_study):
     study = make_study(slug="done", ballot_status="closed", status="finished")
-    a = assignment.next_assignment(Voter.objects.create(study=study))
+    a = store.next_assignment(Voter.objects.create(study=study))
     assert a.comparison is None and a.completion_code == study.completion_code
 
 
@@ -254,21 +254,21 @@ def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(
 ):
     study = make_study(slug="last", n_items=2, m=1)
     v = Voter.objects.create(study=study)
-    c = assignment.next_comparison(v)
+    c = store.next_comparison(v)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        vote, created, nxt = assignment.vote_and_next(v, c.id, "tie")
+        vote, created, nxt = store.vote_and_next(v, c.id, "tie")
     assert created and nxt.comparison is None
     assert Ballot.objects.get().status == "closing"
     assert len(callbacks) == 1
 
 
 def test_vote_and_next_hands_out_the_next_comparison(voter):
-    c = assignment.next_comparison(voter)
-    vote, created, nxt = assignment.vote_and_next(voter, c.id, "left", 700)
+    c = store.next_comparison(voter)
+    vote, created, nxt = store.vote_and_next(voter, c.id, "left", 700)
     assert created and nxt.comparison is not None and nxt.comparison.id != c.id
     assert (nxt.answered, nxt.quota) == (1, 5)
     assert Comparison.objects.get(id=nxt.comparison.id).leased_to_id == voter.id
-    again_vote, again_created, again = assignment.vote_and_next(voter, c.id, "left", 700)
+    again_vote, again_created, again = store.vote_and_next(voter, c.id, "left", 700)
     assert not again_created and again_vote.id == vote.id
     assert again.comparison.id == nxt.comparison.id
     assert Vote.objects.count() == 1
@@ -276,11 +276,11 @@ def test_vote_and_next_hands_out_the_next_comparison(voter):
 
 def test_it_treats_an_out_of_range_comparison_id_as_unknown(voter):
     with pytest.raises(VoteRejected) as err:
-        assignment.record_vote(voter, 2**70, "left")
+        store.record_vote(voter, 2**70, "left")
     assert err.value.status_code == 404
 
 
 def test_it_caps_an_absurd_response_time(voter):
-    c = assignment.next_comparison(voter)
-    vote = assignment.record_vote(voter, c.id, "left", 10**12)
+    c = store.next_comparison(voter)
+    vote = store.record_vote(voter, c.id, "left", 10**12)
     assert Vote.objects.get(id=vote.id).response_ms == 2_147_483_647

@@ -8,8 +8,8 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from collector import importing, lifecycle
 from collector.models import Ballot, Comparison, Study, Vote
+from collector.studies import creating, importing, lifecycle
 
 TOKENS = "area,token\n" + "".join(f"Sales,term {c}\n" for c in "abcdefgh")  # 28 items
 
@@ -24,7 +24,7 @@ def wait_for(predicate, timeout: float = 60.0) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_voters_drive_a_whole_study_through_the_engine(celery_worker):
-    study = lifecycle.create_study(
+    study = creating.create_study(
         name="Engine study",
         areas=importing.parse_tokens(TOKENS, max_bytes=10**6),
         n_ballots=2,

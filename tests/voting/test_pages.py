@@ -8,8 +8,8 @@ import json
 import pytest
 from django.test import Client
 
-from collector import assignment
 from collector.models import Ballot, Comparison, Study, Vote, Voter
+from collector.voting import store
 
 pytestmark = pytest.mark.django_db
 
@@ -274,7 +274,7 @@ def test_a_finished_study_shows_the_thank_you_page(client, study):
     voter = session_voter(client)
     Ballot.objects.update(status="closed")
     Study.objects.update(status="finished")
-    assert assignment.next_assignment(voter).completion_code == study.completion_code
+    assert store.next_assignment(voter).completion_code == study.completion_code
     assert client.get("/s/sales/vote/")["Location"] == "/s/sales/done/"
 
 

@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from collector import assignment
 from collector.models import Voter
+from collector.voting import store
 
 pytestmark = pytest.mark.django_db
 
@@ -34,8 +34,8 @@ def max_vote_and_next(n_items: int, m: int) -> int:
 
 def answer_some(voter: Voter, n: int) -> None:
     for _ in range(n):
-        c = assignment.next_comparison(voter)
-        assignment.record_vote(voter, c.id, "left")
+        c = store.next_comparison(voter)
+        store.record_vote(voter, c.id, "left")
 
 
 @pytest.mark.parametrize(("n_items", "m"), [(8, 4), (400, 20)])
@@ -48,7 +48,7 @@ def test_vote_and_next_through_the_api_uses_a_constant_number_of_queries(
     for other in range(3):  # other voters with answered and outstanding comparisons
         v = Voter.objects.create(study_id=Voter.objects.get(token=token).study_id)
         answer_some(v, 1 + other)
-        assignment.next_comparison(v)
+        store.next_comparison(v)
     head = {"HTTP_X_VOTER_TOKEN": token}
     body = api.get("/api/v1/studies/q/next", **head).json()
     for _ in range(3):
@@ -70,9 +70,9 @@ def test_vote_and_next_through_the_api_uses_a_constant_number_of_queries(
 def test_vote_and_next_itself_is_a_handful_of_statements(make_study, n_items, m):
     study = make_study(slug="q", n_items=n_items, m=m, cap=1000)
     v = Voter.objects.create(study=study)
-    c = assignment.next_comparison(v)
+    c = store.next_comparison(v)
     with CaptureQueriesContext(connection) as ctx:
-        _, created, nxt = assignment.vote_and_next(v, c.id, "right")
+        _, created, nxt = store.vote_and_next(v, c.id, "right")
     assert created and nxt.comparison is not None
     sql = [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
     assert len(sql) <= max_statements(n_items, m), "\n".join(sql)

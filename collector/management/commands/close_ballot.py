@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector import lifecycle
 from collector.management.commands._common import get_study, wait_until_closed
 from collector.models import Ballot
+from collector.studies import lifecycle
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from collector import importing, lifecycle
 from collector.models import Study
+from collector.studies import creating, importing, lifecycle
 
 
 def read_file(path: str, what: str) -> bytes:
@@ -69,7 +69,7 @@ class Command(BaseCommand):
                 }.items()
                 if v is not None
             }
-            study = lifecycle.create_study(
+            study = creating.create_study(
                 name=o["name"], areas=areas, n_ballots=o["ballots"], alpha=o["alpha"],
                 m=o["m"], design=o["design"], estimator=o["estimator"], seed=o["seed"],
                 max_items_per_area=o["max_items_per_area"], allow_ties=not o["no_ties"],
@@ -79,7 +79,7 @@ class Command(BaseCommand):
             raise CommandError("\n".join(["the input was refused:", *exc.errors])) from None
         except lifecycle.LifecycleError as exc:
             raise CommandError(str(exc)) from None
-        summary = lifecycle.describe_plan(study)
+        summary = creating.describe_plan(study)
         for line in summary:
             self.stdout.write(line)
         if o["open"]:

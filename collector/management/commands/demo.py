@@ -7,8 +7,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from collector import importing, lifecycle
 from collector.models import Ballot, Study
+from collector.studies import creating, importing, lifecycle
 
 DEMO_NAME = "Sales & Marketing (demo)"
 DEMO_TOKENS = Path(__file__).resolve().parents[2] / "demo" / "sales_marketing.csv"
@@ -38,7 +38,7 @@ class Command(BaseCommand):
             areas = importing.parse_tokens(
                 DEMO_TOKENS.read_bytes(), max_bytes=settings.MAX_UPLOAD_BYTES
             )
-            study = lifecycle.create_study(
+            study = creating.create_study(
                 name=DEMO_NAME, areas=areas, n_ballots=7, alpha=0.5, m=20, seed=7,
                 created_by=user, per_voter_cap=200,
             )  # fmt: skip
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         pending = study.ballots.filter(number=1, status=Ballot.Status.PENDING).first()
         if pending is not None:
             lifecycle.open_ballot(pending.pk)
-        for line in lifecycle.describe_plan(study):
+        for line in creating.describe_plan(study):
             self.stdout.write("  " + line)
         self.stdout.write(
             "\n".join(

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector import exports
 from collector.management.commands._common import get_study, write_lines
+from collector.staff import exports
 
 
 class Command(BaseCommand):

@@ -4,9 +4,9 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
 import ranking
-from collector import assignment
 from collector.management.commands._common import get_study, wait_until_closed
 from collector.models import Ballot, Voter
+from collector.voting import store
 
 CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         cast = 0
         while active and (limit is None or cast < limit):
             for v in order_rng.permutation(active).tolist():
-                comparison = assignment.next_comparison(people[v])
+                comparison = store.next_comparison(people[v])
                 if comparison is None:
                     active.remove(v)  # at the cap, or nothing this voter may answer
                     continue
@@ -62,7 +62,7 @@ class Command(BaseCommand):
                 score = float(crowd.answer(pair, [v])[0])
                 if score == 0.5 and not study.allow_ties:
                     score = float(order_rng.integers(0, 2))
-                assignment.record_vote(people[v], comparison.pk, CHOICE[score])
+                store.record_vote(people[v], comparison.pk, CHOICE[score])
                 cast += 1
                 if limit is not None and cast >= limit:
                     break

@@ -19,9 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from collector import exports
 from collector.models import Study, Vote
-from collector.views.staff import visible_studies
+from collector.staff import exports
+from collector.staff.views import visible_studies
 
 # Every staff endpoint may answer these, as JSON {"detail": ...}.
 ERRORS: dict[int, type] = {400: dict, 401: dict, 403: dict, 404: dict}

@@ -1,6 +1,6 @@
 """The voter's pages: study link (consent and instructions), voting, thank-you, and "no pairs
 right now". The voting page talks to two small JSON endpoints with the session and CSRF token; the
-rules live in :mod:`collector.assignment`."""
+rules live in :mod:`collector.voting.store`."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from rest_framework.exceptions import ValidationError
 
-from collector import assignment, voters
 from collector.models import Study, Voter
+from collector.voting import identity, store
+from collector.voting.serializers import VoteRequest, validated
 
 
 def _study(slug: str) -> Study:
@@ -26,32 +28,32 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     """Consent and instructions; POST (the start button) creates or finds the voter."""
     study = _study(slug)
     # The form posts back to this URL with its query string, so the identity survives.
-    identity = voters.identify(request.GET)
-    if request.method == "POST" and not identity.preview and study.status == Study.Status.RUNNING:
-        voters.consent(request, study, identity)
+    who = identity.identify(request.GET)
+    if request.method == "POST" and not who.preview and study.status == Study.Status.RUNNING:
+        identity.consent(request, study, who)
         return redirect("voting:vote", slug=slug)
     return render(
         request,
         "voting/study_link.html",
         {
             "study": study,
-            "preview": identity.preview,
+            "preview": who.preview,
             "open": study.status == Study.Status.RUNNING,
-            "returning": voters.session_voter(request, slug) is not None,
+            "returning": identity.session_voter(request, slug) is not None,
         },
     )
 
 
-def _assignment(request: HttpRequest, voter: Voter, slug: str) -> assignment.Assignment | None:
+def _assignment(request: HttpRequest, voter: Voter, slug: str) -> store.Assignment | None:
     """The voter's next assignment, or None (and the session forgets them) if they are gone."""
     try:
-        return assignment.next_assignment(voter)
-    except assignment.VoteRejected:  # the voter was deleted (e.g. the study was recreated)
-        voters.forget(request, slug)
+        return store.next_assignment(voter)
+    except store.VoteRejected:  # the voter was deleted (e.g. the study was recreated)
+        identity.forget(request, slug)
         return None
 
 
-def _page_for(a: assignment.Assignment) -> str:
+def _page_for(a: store.Assignment) -> str:
     """Where the voter belongs: a pair to answer, their code (done), or nothing yet (wait)."""
     if a.pair is not None:
         return "vote"
@@ -62,11 +64,11 @@ def _voter_page(
     request: HttpRequest,
     slug: str,
     page: str,
-    context: Callable[[assignment.Assignment], dict[str, Any]],
+    context: Callable[[store.Assignment], dict[str, Any]],
 ) -> HttpResponse:
     """Render ``page`` if it is where the voter belongs now, else send them there."""
     study = _study(slug)
-    voter = voters.session_voter(request, slug)
+    voter = identity.session_voter(request, slug)
     a = None if voter is None else _assignment(request, voter, slug)
     if a is None:
         return redirect("voting:study", slug=slug)
@@ -91,7 +93,7 @@ def wait_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _json_voter(request: HttpRequest, slug: str) -> Voter | JsonResponse:
-    voter = voters.session_voter(request, slug)
+    voter = identity.session_voter(request, slug)
     if voter is not None:
         return voter
     if not Study.objects.filter(slug=slug).exists():
@@ -109,9 +111,9 @@ def next_json(request: HttpRequest, slug: str) -> JsonResponse:
     if isinstance(voter, JsonResponse):
         return voter
     try:
-        return JsonResponse(assignment.next_assignment(voter).as_dict())
-    except assignment.VoteRejected as e:
-        voters.forget(request, slug)
+        return JsonResponse(store.next_assignment(voter).as_dict())
+    except store.VoteRejected as e:
+        identity.forget(request, slug)
         return JsonResponse({"detail": e.detail}, status=403)
 
 
@@ -122,18 +124,18 @@ def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
     if isinstance(voter, JsonResponse):
         return voter
     try:
-        data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        data = None
-    if not isinstance(data, dict) or "comparison_id" not in data:
-        return JsonResponse({"detail": "Send a JSON object with comparison_id."}, status=400)
+        data = validated(VoteRequest(data=json.loads(request.body)))
+    except (ValueError, RecursionError):
+        return JsonResponse({"detail": "Send a JSON object."}, status=400)
+    except ValidationError as e:
+        return JsonResponse(e.detail, status=400)
     try:
-        _vote, created, a = assignment.vote_and_next(
-            voter, data["comparison_id"], data.get("choice"), data.get("response_ms")
+        _vote, created, a = store.vote_and_next(
+            voter, data["comparison_id"], data["choice"], data.get("response_ms")
         )
-    except assignment.VoteRejected as e:
-        if e.status_code == 401:  # the session's voter no longer exists
-            voters.forget(request, slug)
+    except store.VoteRejected as e:
+        if e.reason == "unknown_voter":  # the session's voter no longer exists
+            identity.forget(request, slug)
             return JsonResponse({"detail": e.detail}, status=403)
         return JsonResponse({"detail": e.detail}, status=e.status_code)
     return JsonResponse(a.as_dict(), status=201 if created else 200)

@@ -1,7 +1,7 @@
 """Staff pages: study list, study creation with a plan preview, study page, downloads.
 
-Thin views: every state change goes through :mod:`collector.lifecycle`. Staff see the studies
-they created (superusers see all); anyone else's study is a 404, a non-staff user gets 403.
+Thin views: every state change goes through :mod:`collector.studies.lifecycle`. Staff see the
+studies they created (superusers see all); anyone else's study is a 404, a non-staff user gets 403.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHt
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from collector import exports, lifecycle
-from collector.forms import StudyForm
 from collector.models import Study
+from collector.staff import exports
+from collector.staff.forms import StudyForm
+from collector.studies import creating, lifecycle
 
 RANKING_ROWS_SHOWN = 200
 
@@ -62,7 +63,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
         return render(request, "staff/study_form.html", {"form": form}, status=400)
     if request.POST.get("action") == "create":
         try:
-            study = lifecycle.create_study(
+            study = creating.create_study(
                 areas=form.areas, created_by=request.user, **form.study_options()
             )
         except lifecycle.LifecycleError as exc:
@@ -85,7 +86,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "study": study,
         "progress": exports.progress(study),
-        "plan": lifecycle.describe_plan(study),
+        "plan": creating.describe_plan(study),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
     }
     if study.status == Study.Status.FINISHED:

@@ -18,11 +18,17 @@ import numpy.typing as npt
 from ._validation import FloatArray, IntArray, check_alpha, check_generator, check_int
 from .ballots import ballot_pairs, ballot_sizes
 from .bradley_terry import DEFAULT_BT_ALPHA
+from .budget import comparisons_per_ballot, uniform_m
 from .metrics import kendall, ranks_from_scores, weighted_kendall, weighted_spearman
-from .planning import comparisons_per_ballot, uniform_m
+from .simulated_voters import (
+    Amplitude,
+    SimulatedCrowd,
+    assign_voters,
+    load_similarities,
+    true_ranks,
+)
+from .simulated_voters import underlying_similarity as _underlying_similarity
 from .study import ESTIMATORS, Estimator, StudyState, close_ballot
-from .voters import Amplitude, SimulatedCrowd, assign_voters, load_similarities, true_ranks
-from .voters import underlying_similarity as _underlying_similarity
 
 __all__ = [
     "DESIGNS",

@@ -36,7 +36,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import crowd  # noqa: E402
+from collector.rehearsal import crowd  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -197,7 +197,7 @@ def web_command(args: argparse.Namespace, base: str) -> list[str]:
     return [str(BIN / "granian"), "--interface", "wsgi", "--host", host, "--port", port,
             "--workers", str(args.workers), "--blocking-threads", str(args.threads),
             "--backlog", "2048", "--log-level", "warning",
-            "collector.wsgi:application"]  # fmt: skip
+            "config.wsgi:application"]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     base = f"http://127.0.0.1:{args.port}"
     with ExitStack() as stack:
         worker = subprocess.Popen(
-            [str(BIN / "celery"), "-A", "collector", "worker", "--pool=solo", "--loglevel=INFO",
+            [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
              "--without-gossip", "--without-mingle", "--without-heartbeat",
              "-n", f"crowd-rehearsal-{os.getpid()}@%h"],
             cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "worker.log", "wb")),

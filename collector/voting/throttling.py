@@ -33,12 +33,10 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-# Defined here, not in collector.api.voting (which imports it): DRF imports this module while
-# rest_framework.views is still initialising (APIView reads DEFAULT_THROTTLE_CLASSES).
-TOKEN_HEADER = "X-Voter-Token"
+from collector.voting.identity import TOKEN_HEADER
+
 VOTING_NAMESPACE = "voting"
 VOTING_API_URLS = frozenset({"api-voters", "api-next", "api-votes"})
-_VERDICT = "voting_throttle_wait"  # the request's attribute: None (allowed) or seconds to wait
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 log = logging.getLogger(__name__)
@@ -242,13 +240,7 @@ class VotingThrottle(BaseThrottle):
         return out
 
     def allow_request(self, request: Request | HttpRequest, view: Any) -> bool:
-        # Once per request: the vote's fast path may have counted it before DRF's run.
-        http = getattr(request, "_request", request)  # DRF's Request wraps Django's
-        if hasattr(http, _VERDICT):
-            self.wait_seconds = getattr(http, _VERDICT)
-        else:
-            self.wait_seconds = self._wait(request)
-            setattr(http, _VERDICT, self.wait_seconds)
+        self.wait_seconds = self._wait(request)
         return self.wait_seconds is None
 
     def _wait(self, request: Request | HttpRequest) -> float | None:

@@ -1,9 +1,9 @@
 """Set-based reads and writes for the ballot lifecycle: votes into numpy arrays, rows out by COPY.
 
 A ballot of 100,000 items with M = 20 holds a million comparisons, so nothing here builds model
-instances per row. On Postgres rows travel through ``COPY``; on other databases (the SQLite of
-the local demo) through ``executemany``, which is fine at demo sizes. These helpers hold no
-business rules: :mod:`collector.lifecycle` decides what to write and when.
+instances per row: rows travel through PostgreSQL's ``COPY``, and updates are one statement over
+``unnest`` of array literals. These helpers hold no business rules: the lifecycle decides what
+to write and when.
 """
 
 from __future__ import annotations
@@ -25,10 +25,6 @@ _COPY_CHUNK = 200_000  # rows per COPY buffer: bounds memory at a few tens of MB
 
 # Vote.choice as the first item's score in ranking's convention (left = first item of the pair).
 _CHOICE_SQL = "CASE v.choice WHEN 'left' THEN 2 WHEN 'tie' THEN 1 ELSE 0 END"
-
-
-def is_postgres() -> bool:
-    return connection.vendor == "postgresql"
 
 
 def _copy_value(value: Any) -> str:
@@ -73,29 +69,16 @@ def bulk_insert(
         return 0
     table = model._meta.db_table
     with connection.cursor() as cursor:
-        if is_postgres():
-            raw = cursor.cursor  # psycopg2 cursor under Django's wrapper
-            sql = f"COPY {table} ({', '.join(names)}) FROM STDIN"
-            for start in range(0, n, _COPY_CHUNK):
-                stop = min(n, start + _COPY_CHUNK)
-                parts = [
-                    [_copy_value(c)] * (stop - start) if a is None else _text_column(a[start:stop])
-                    for a, c in zip(arrays, fixed, strict=True)
-                ]
-                buf = io.StringIO(
-                    "".join("\t".join(row) + "\n" for row in zip(*parts, strict=True))
-                )
-                raw.copy_expert(sql, buf)
-        else:
-            sql = (
-                f"INSERT INTO {table} ({', '.join(names)}) "
-                f"VALUES ({', '.join(['%s'] * len(names))})"
-            )
-            lists = [
-                [c] * n if a is None else np.asarray(a).tolist()
+        raw = cursor.cursor  # psycopg2 cursor under Django's wrapper
+        sql = f"COPY {table} ({', '.join(names)}) FROM STDIN"
+        for start in range(0, n, _COPY_CHUNK):
+            stop = min(n, start + _COPY_CHUNK)
+            parts = [
+                [_copy_value(c)] * (stop - start) if a is None else _text_column(a[start:stop])
                 for a, c in zip(arrays, fixed, strict=True)
             ]
-            cursor.executemany(sql, list(zip(*lists, strict=True)))
+            buf = io.StringIO("".join("\t".join(row) + "\n" for row in zip(*parts, strict=True)))
+            raw.copy_expert(sql, buf)
     return n
 
 
@@ -105,8 +88,6 @@ def analyze_after_commit(*tables: type[models.Model]) -> None:
     A new ballot adds its comparisons in one go; until autovacuum's next ANALYZE, the planner
     believes the ballot is nearly empty and may pick plans that read all of it on every vote.
     """
-    if not is_postgres():
-        return
     names = ", ".join(connection.ops.quote_name(t._meta.db_table) for t in tables)
 
     def analyze() -> None:
@@ -152,7 +133,7 @@ def ballot_members(ballot_id: int) -> np.ndarray:
 def answered_pairs(study_id: int, ballot_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """All votes of the given ballots as ``(pairs (P, 2) of item indexes, first_score (P,))``.
 
-    One query; on Postgres one ``COPY ... TO STDOUT`` parsed by numpy, so a million votes take
+    One ``COPY ... TO STDOUT`` parsed by numpy, so a million votes take
     about a second and a few tens of MB.
     """
     ids = [int(b) for b in ballot_ids]
@@ -166,18 +147,14 @@ def answered_pairs(study_id: int, ballot_ids: Sequence[int]) -> tuple[np.ndarray
         "ORDER BY v.id"
     )
     with connection.cursor() as cursor:
-        if is_postgres():
-            buf = io.StringIO()
-            cursor.cursor.copy_expert(f"COPY ({sql}) TO STDOUT", buf)
-            if buf.tell() == 0:
-                rows = np.empty((0, 3), dtype=np.int64)
-            else:
-                buf.seek(0)
-                # numpy's C parser: no Python object per value (3 million for 1M votes).
-                rows = np.loadtxt(buf, dtype=np.int64, delimiter="\t", ndmin=2)
-        else:
-            cursor.execute(sql)
-            rows = np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 3)
+        buf = io.StringIO()
+        cursor.cursor.copy_expert(f"COPY ({sql}) TO STDOUT", buf)
+    if buf.tell() == 0:
+        rows = np.empty((0, 3), dtype=np.int64)
+    else:
+        buf.seek(0)
+        # numpy's C parser: no Python object per value (3 million for 1M votes).
+        rows = np.loadtxt(buf, dtype=np.int64, delimiter="\t", ndmin=2)
     # Item ids to indexes in numpy: cheaper than joining the item table twice per vote.
     ids_by_index = item_ids_by_index(study_id)
     order = np.argsort(ids_by_index)
@@ -206,23 +183,15 @@ def update_scores(ballot_id: int, item_ids: np.ndarray, values: dict[str, np.nda
     table = ItemScore._meta.db_table
     names = list(values)
     with connection.cursor() as cursor:
-        if is_postgres():
-            types = ["bigint"] + [_pg_type(values[k]) for k in names]
-            cols = ["item_id"] + [_col(ItemScore, k) for k in names]
-            unnest = ", ".join(f"%s::{t}[]" for t in types)
-            sets = ", ".join(f"{c} = u.{c}" for c in cols[1:])
-            cursor.execute(
-                f"UPDATE {table} s SET {sets} FROM unnest({unnest}) AS u({', '.join(cols)}) "
-                f"WHERE s.ballot_id = %s AND s.item_id = u.item_id",
-                [_pg_array(item_ids), *(_pg_array(values[k]) for k in names), ballot_id],
-            )
-        else:
-            lists = [[None if v != v else v for v in np.asarray(values[k]).tolist()] for k in names]
-            sets = ", ".join(f"{_col(ItemScore, k)} = %s" for k in names)
-            cursor.executemany(
-                f"UPDATE {table} SET {sets} WHERE ballot_id = %s AND item_id = %s",
-                [(*row, ballot_id, i) for i, *row in zip(item_ids.tolist(), *lists, strict=True)],
-            )
+        types = ["bigint"] + [_pg_type(values[k]) for k in names]
+        cols = ["item_id"] + [_col(ItemScore, k) for k in names]
+        unnest = ", ".join(f"%s::{t}[]" for t in types)
+        sets = ", ".join(f"{c} = u.{c}" for c in cols[1:])
+        cursor.execute(
+            f"UPDATE {table} s SET {sets} FROM unnest({unnest}) AS u({', '.join(cols)}) "
+            f"WHERE s.ballot_id = %s AND s.item_id = u.item_id",
+            [_pg_array(item_ids), *(_pg_array(values[k]) for k in names), ballot_id],
+        )
 
 
 def update_final_ranks(
@@ -231,20 +200,12 @@ def update_final_ranks(
     """Store every item's final rank and score in one statement."""
     table = Item._meta.db_table
     with connection.cursor() as cursor:
-        if is_postgres():
-            cursor.execute(
-                f"UPDATE {table} i SET final_rank = u.r, final_score = u.s "
-                "FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) AS u(id, r, s) "
-                "WHERE i.id = u.id AND i.study_id = %s",
-                [_pg_array(item_ids), _pg_array(ranks), _pg_array(scores), study_id],
-            )
-        else:
-            rank_list = np.asarray(ranks).astype(np.int64).tolist()
-            score_list = [None if v != v else v for v in np.asarray(scores, dtype=float).tolist()]
-            cursor.executemany(
-                f"UPDATE {table} SET final_rank = %s, final_score = %s WHERE id = %s",
-                list(zip(rank_list, score_list, item_ids.tolist(), strict=True)),
-            )
+        cursor.execute(
+            f"UPDATE {table} i SET final_rank = u.r, final_score = u.s "
+            "FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) AS u(id, r, s) "
+            "WHERE i.id = u.id AND i.study_id = %s",
+            [_pg_array(item_ids), _pg_array(ranks), _pg_array(scores), study_id],
+        )
 
 
 def _pg_type(values: np.ndarray) -> str:

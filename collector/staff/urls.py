@@ -2,8 +2,8 @@
 
 from django.urls import path
 
-from collector.api import exports as api
-from collector.views import staff
+from collector.staff import api
+from collector.staff import views as staff
 
 urlpatterns = [
     path("staff/", staff.study_list, name="staff-studies"),

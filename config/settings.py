@@ -1,7 +1,7 @@
 """One env-driven settings file.
 
-With no environment at all the product runs locally: SQLite in the project folder, Celery tasks
-executed in-process, DEBUG on. With ``DATABASE_URL=postgres://...`` and
+With no environment at all the product runs locally: an embedded PostgreSQL with its data in
+``.pgdata/``, Celery tasks executed in-process, DEBUG on. With ``DATABASE_URL=postgres://...`` and
 ``CELERY_BROKER_URL=redis://...`` it is the real stack. ``DJANGO_ENV=production`` turns the safe
 defaults on (DEBUG off, secure cookies, HSTS) and requires ``SECRET_KEY`` and ``ALLOWED_HOSTS``.
 """
@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
+
+from config import embedded_postgres
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -51,8 +53,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "collector.urls"
-WSGI_APPLICATION = "collector.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
@@ -69,18 +71,31 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-}
+# PostgreSQL only. Without DATABASE_URL: the embedded PostgreSQL of config.embedded_postgres,
+# data in .pgdata/, started by the first connection (config.embedded_db).
+if env.str("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db_url("DATABASE_URL")}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "config.embedded_db",
+            "NAME": embedded_postgres.DB_NAME,
+            "USER": "postgres",
+            "HOST": "127.0.0.1",
+            "PORT": embedded_postgres.PORT,
+        }
+    }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # Off by default: the check costs a round trip per request. After a database restart the first
-# request on a stale connection answers a retryable 503 (collector.api.errors), and Django then
+# request on a stale connection answers a retryable 503 (collector.api_errors), and Django then
 # replaces the connection that failed.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=False)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"].setdefault("TEST", {})["NAME"] = env.str(
-        "TEST_DATABASE_NAME", default="test_collector"
-    )
+DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="test_collector")}
+# Behind PgBouncer in transaction pooling a server-side cursor would not outlive its transaction;
+# the exports page through rows by key instead.
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(
+    "DISABLE_SERVER_SIDE_CURSORS", default=True
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -148,12 +163,12 @@ CACHES = {
     )
 }
 
-# How often each web process adds its rate-limit counts to the shared cache (collector.throttling).
+# How often each web process adds its rate-limit counts to the shared cache (throttling.py).
 THROTTLE_SYNC_SECONDS = env.float("THROTTLE_SYNC_SECONDS", default=0.1)
 
 REST_FRAMEWORK = {
     # Voting API only (the class ignores every other view); "none" switches a limit off.
-    "DEFAULT_THROTTLE_CLASSES": ["collector.throttling.VotingThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["collector.voting.throttling.VotingThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         # A person answers at most one comparison every second or two.
         "voting_token": env.str("VOTING_TOKEN_RATE", default="120/min"),
@@ -170,7 +185,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "collector.api.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "collector.api_errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Relatedness collector API",
@@ -182,7 +197,7 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {"slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"}},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "collector.throttling.document_throttling",
+        "collector.voting.throttling.document_throttling",
     ],
 }
 

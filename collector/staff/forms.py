@@ -11,8 +11,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from collector import importing, lifecycle
 from collector.models import DEFAULT_QUESTION, Study
+from collector.studies import creating, importing, lifecycle
 
 
 class StudyForm(forms.Form):
@@ -99,7 +99,7 @@ class StudyForm(forms.Form):
         if areas is None:
             raise forms.ValidationError("Give a token list or an item list.")
         try:
-            self.preview = lifecycle.preview_study(
+            self.preview = creating.preview_study(
                 areas, data["n_ballots"], data["alpha"], data["m"], data["design"], data["seed"],
                 data.get("max_items_per_area"),
             )  # fmt: skip
@@ -109,7 +109,7 @@ class StudyForm(forms.Form):
         return data
 
     def study_options(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`lifecycle.create_study` besides the areas."""
+        """Keyword arguments of :func:`creating.create_study` besides the areas."""
         d = self.cleaned_data
         options = {
             k: d[k]

@@ -2,8 +2,7 @@
 
 from django.urls import include, path
 
-from collector.api import voting as api
-from collector.views import voting as views
+from collector.voting import api, views
 
 app_name = "voting"
 

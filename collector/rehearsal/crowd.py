@@ -9,7 +9,7 @@ of :class:`ranking.SimulatedCrowd` would, and votes (``POST .../votes``: vote-an
 at its quota (the completion code) and the next arrival takes its place. When nothing is
 claimable (between ballots, or every open comparison leased) it asks again after a pause, as the
 voter's wait page does. The admin is scripted: whenever the study has a pending ballot and none
-open or closing, it is opened through :func:`collector.lifecycle.open_ballot`; ballots close
+open or closing, it is opened through :func:`collector.studies.lifecycle.open_ballot`; ballots close
 through whatever runs the Celery tasks (the real worker in the rehearsal and the tests).
 
 The run stops when the study is finished, after ``--max-ballots`` closed ballots, or at
@@ -160,7 +160,7 @@ class DjangoAdmin:
 
     def tick(self, max_ballots: int | None) -> bool:
         """Open the pending ballot when nothing is open or closing; True when the run is over."""
-        from collector import lifecycle
+        from collector.studies import lifecycle
         from collector.models import Ballot, Study
 
         study = Study.objects.get(slug=self.slug)
@@ -498,7 +498,7 @@ def config_from_args(a: argparse.Namespace) -> CrowdConfig:
 
 
 def setup_django() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "collector.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()

@@ -3,9 +3,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
-    path("", include("collector.urls_voting")),  # first: the voting API is the hot path
+    path("", include("collector.voting.urls")),  # first: the voting API is the hot path
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("", include("collector.urls_staff")),
+    path("", include("collector.staff.urls")),
 ]

@@ -24,6 +24,8 @@ from django.utils import timezone
 
 from collector.models import Study, Voter
 
+# The voting API's voter credential (returned by POST /api/v1/studies/<slug>/voters).
+TOKEN_HEADER = "X-Voter-Token"
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MAX_PARTICIPANT_LENGTH = 200
 

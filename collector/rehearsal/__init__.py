@@ -1,0 +1,1 @@
+"""Rehearsing a study: a simulated crowd voting over HTTP against a real server."""

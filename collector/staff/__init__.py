@@ -1,0 +1,1 @@
+"""Staff: study pages, the new-study form, exports and the staff API."""

@@ -1,0 +1,1 @@
+"""Studies: importing token lists, creating a study, the ballot lifecycle, bulk SQL."""

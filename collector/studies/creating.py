@@ -1,0 +1,236 @@
+"""Creating a study: validating its parameters against the plan, storing its areas, tokens and
+items in bulk, and generating a ballot's comparisons (Eq. 2 for the ballot sizes, footnote 6 for
+the pairs). The lifecycle (:mod:`collector.studies.lifecycle`) generates each next ballot with
+:func:`generate_ballot`.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import secrets
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+import ranking
+from collector.models import Area, Ballot, Comparison, Item, ItemScore, Study, Token
+from collector.studies import bulk_sql, importing
+
+log = logging.getLogger(__name__)
+
+
+class LifecycleError(Exception):
+    """A requested study or transition is not allowed (the message is user-facing)."""
+
+
+# --- randomness -----------------------------------------------------------------------------
+
+
+class Purpose(enum.IntEnum):
+    """Third entry of a generator's seed: one independent stream per use, per ballot."""
+
+    SAMPLE_ITEMS = 1
+    PAIRS = 2
+    CLOSE = 3
+    FINAL_RANKS = 4
+
+
+def study_rng(study: Study, ballot_number: int, purpose: Purpose) -> np.random.Generator:
+    """The seeded generator for one purpose of one ballot: reruns give the same study."""
+    return np.random.default_rng([int(study.seed) % 2**63, ballot_number, int(purpose)])
+
+
+# --- setting a study up ---------------------------------------------------------------------
+
+MAX_BALLOTS = 20
+MAX_M = 1000
+
+
+def plan(
+    n_items: int, n_ballots: int, alpha: float, m: int, design: str = Study.Design.ADAPTIVE
+) -> ranking.StudyPlan:
+    """Validate the parameters and return ``ranking.plan_study``'s plan (with warnings)."""
+    errors = []
+    if not 1 <= n_ballots <= MAX_BALLOTS:
+        errors.append(f"n_b must be between 1 and {MAX_BALLOTS}, got {n_ballots}")
+    if not 0.0 < alpha < 1.0:
+        errors.append(f"alpha must lie strictly between 0 and 1, got {alpha}")
+    if not 1 <= m <= MAX_M:
+        errors.append(f"M must be between 1 and {MAX_M}, got {m}")
+    if design not in Study.Design.values:
+        errors.append(f"design must be one of {', '.join(Study.Design.values)}, got {design!r}")
+    if n_items < 2:
+        errors.append(f"a study needs at least two items, got {n_items}")
+    if errors:
+        raise LifecycleError("; ".join(errors))
+    try:
+        return ranking.plan_study(n_items, n_ballots, alpha, m)
+    except ValueError as exc:
+        raise LifecycleError(str(exc)) from None
+
+
+def ballot_plan(study: Study) -> list[tuple[int, int]]:
+    """``(N(k), M_k)`` of every ballot the study will run (Eq. 2; uniform = one ballot)."""
+    n_items = study.items.count() if study.pk else 0
+    return plan_ballots(n_items, study.n_ballots, study.alpha, study.m, study.design)
+
+
+def plan_ballots(n_items: int, n_ballots: int, alpha: float, m: int, design: str):
+    if design == Study.Design.UNIFORM:
+        return [(n_items, plan(n_items, n_ballots, alpha, m, design).uniform_m)]
+    return [(size, m) for size in ranking.ballot_sizes(n_items, alpha, n_ballots)]
+
+
+def preview_study(
+    areas: list[importing.AreaSpec],
+    n_ballots: int,
+    alpha: float,
+    m: int,
+    design: str,
+    seed: int,
+    max_items_per_area: int | None = None,
+) -> dict[str, Any]:
+    """What :func:`create_study` would run, without creating anything (the staff preview)."""
+    if max_items_per_area:
+        probe = Study(seed=seed)
+        areas = importing.sample_items(
+            areas, max_items_per_area, study_rng(probe, 0, Purpose.SAMPLE_ITEMS)
+        )
+    n_items = importing.count_items(areas)
+    study_plan = plan(n_items, n_ballots, alpha, m, design)
+    return {
+        "n_items": n_items,
+        "n_areas": len(areas),
+        "areas": [(a.name, len(a.tokens), len(a.pairs)) for a in areas],
+        "plan": study_plan,
+        "ballots": [
+            (n, m_k, ranking.ballot_comparisons(n, m_k))
+            for n, m_k in plan_ballots(n_items, n_ballots, alpha, m, design)
+        ],
+        "warnings": study_plan.warnings if design == Study.Design.ADAPTIVE else [],
+        # The warnings get their own box on the page.
+        "text": plan_text(study_plan, design, warnings=False),
+    }
+
+
+def plan_text(study_plan: ranking.StudyPlan, design: str, *, warnings: bool = True) -> str:
+    body = str(study_plan) if warnings else study_plan.summary()
+    if design == Study.Design.UNIFORM:
+        return (
+            f"Uniform design: one ballot of all {study_plan.n_items} items, "
+            f"M = {study_plan.uniform_m} ({study_plan.uniform_comparisons:,} comparisons, the "
+            f"budget of the adaptive plan below).\n\n{body}"
+        )
+    return body
+
+
+def describe_plan(study: Study) -> list[str]:
+    """The study's plan as text lines (commands print it)."""
+    n_items = study.items.count()
+    study_plan = plan(n_items, study.n_ballots, study.alpha, study.m, study.design)
+    return plan_text(study_plan, study.design).splitlines()
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:60].strip("-") or "study"
+    while True:
+        slug = f"{base}-{secrets.token_hex(3)}"
+        if not Study.objects.filter(slug=slug).exists():
+            return slug
+
+
+def create_study(
+    *,
+    name: str,
+    areas: list[importing.AreaSpec],
+    n_ballots: int,
+    alpha: float,
+    m: int,
+    design: str = Study.Design.ADAPTIVE,
+    estimator: str = Study.Estimator.RESCALED_BORDA,
+    seed: int = 0,
+    max_items_per_area: int | None = None,
+    created_by: Any = None,
+    **options: Any,
+) -> Study:
+    """Create a study, its areas, tokens and items, and ballot 1 (pending) with its comparisons.
+
+    ``options`` are other Study fields (question, instructions, allow_ties, per_voter_cap,
+    lease_seconds, auto_open, completion_code, redirect_url). Raises :class:`LifecycleError`
+    on bad parameters; nothing is created then.
+    """
+    if estimator not in Study.Estimator.values:
+        raise LifecycleError(
+            f"estimator must be one of {', '.join(Study.Estimator.values)}, got {estimator!r}"
+        )
+    study = Study(
+        name=name, n_ballots=n_ballots, alpha=alpha, m=m, design=design,
+        estimator=estimator, seed=seed, created_by=created_by, **options,
+    )  # fmt: skip
+    if max_items_per_area:
+        areas = importing.sample_items(
+            areas, max_items_per_area, study_rng(study, 0, Purpose.SAMPLE_ITEMS)
+        )
+    n_items = importing.count_items(areas)
+    plan(n_items, n_ballots, alpha, m, design)
+    sizes = plan_ballots(n_items, n_ballots, alpha, m, design)
+    with transaction.atomic():
+        study.slug = _unique_slug(name)
+        study.save()
+        item_ids = _store_items(study, areas)
+        generate_ballot(study, 1, np.arange(n_items), sizes[0][1], item_ids)
+    log.info("study %s created: %d items, plan %s", study.slug, n_items, sizes)
+    return study
+
+
+def _store_items(study: Study, areas: list[importing.AreaSpec]) -> np.ndarray:
+    area_rows = Area.objects.bulk_create(
+        [Area(study=study, name=a.name, position=i) for i, a in enumerate(areas)]
+    )
+    tokens = Token.objects.bulk_create(
+        [Token(area=row, text=t) for row, a in zip(area_rows, areas, strict=True) for t in a.tokens]
+    )
+    cols: dict[str, list[int]] = {"area_id": [], "token_a_id": [], "token_b_id": []}
+    offset = 0
+    for row, spec in zip(area_rows, areas, strict=True):
+        ids = [t.pk for t in tokens[offset : offset + len(spec.tokens)]]
+        offset += len(spec.tokens)
+        for i, j in spec.pairs:
+            cols["area_id"].append(row.pk)
+            cols["token_a_id"].append(ids[i])
+            cols["token_b_id"].append(ids[j])
+    n = len(cols["area_id"])
+    arrays = {k: np.array(v, dtype=np.int64) for k, v in cols.items()}
+    arrays["index"] = np.arange(n, dtype=np.int64)
+    bulk_sql.bulk_insert(Item, arrays, {"study_id": study.pk})
+    return bulk_sql.item_ids_by_index(study.pk)
+
+
+def generate_ballot(
+    study: Study, number: int, members: np.ndarray, m: int, item_ids: np.ndarray, *, open_now=False
+) -> Ballot:
+    """Store ballot ``number`` with its members and comparisons (left = first of the pair)."""
+    now = timezone.now()
+    members = np.sort(np.asarray(members, dtype=np.int64))
+    pairs = ranking.ballot_pairs(members, m, study_rng(study, number, Purpose.PAIRS))
+    ballot = Ballot.objects.create(
+        study=study, number=number, m=m, n_items=len(members), n_comparisons=len(pairs),
+        status=Ballot.Status.OPEN if open_now else Ballot.Status.PENDING,
+        opened_at=now if open_now else None,
+    )  # fmt: skip
+    bulk_sql.bulk_insert(ItemScore, {"item_id": item_ids[members]}, {"ballot_id": ballot.pk})
+    bulk_sql.bulk_insert(
+        Comparison,
+        {
+            "item_left_id": item_ids[pairs[:, 0]],
+            "item_right_id": item_ids[pairs[:, 1]],
+            "slot": np.arange(len(pairs)),
+        },
+        {"ballot_id": ballot.pk, "status": Comparison.Status.OPEN},
+    )
+    bulk_sql.analyze_after_commit(Comparison)
+    return ballot

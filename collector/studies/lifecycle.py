@@ -1,0 +1,272 @@
+"""The ballot lifecycle: every state change of a study and its ballots, as plain functions.
+
+Views, Celery tasks and management commands call these functions; nothing else changes a
+ballot's status. Transitions (docs/architecture.md)::
+
+    pending --open_ballot--> open --(last vote | close_early)--> closing --close_ballot--> closed
+
+Each transition is one guarded ``UPDATE ... WHERE status = <expected>`` or runs under the
+ballot's row lock, so a double click, a retried Celery task or two workers racing can never close
+a ballot twice or create two next ballots.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import cast
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+import ranking
+from collector import jobs
+from collector.models import Ballot, Comparison, ItemScore, Study, Vote
+from collector.studies import bulk_sql
+from collector.studies.creating import (
+    LifecycleError,
+    Purpose,
+    generate_ballot,
+    plan_ballots,
+    study_rng,
+)
+
+__all__ = [
+    "TAIL_LOCK_THRESHOLD",
+    "LifecycleError",
+    "close_ballot",
+    "close_early",
+    "delete_study",
+    "note_vote_recorded",
+    "open_ballot",
+    "sweep_ballots",
+]
+
+log = logging.getLogger(__name__)
+
+# When at most this many comparisons look open, they may all be in flight in concurrent vote
+# transactions (each invisible to the others), so the last-vote check takes the ballot row lock.
+TAIL_LOCK_THRESHOLD = 64
+
+
+def note_vote_recorded(ballot_id: int, open_left: int) -> None:
+    """Called after a vote is stored (in a transaction), with the ballot's open comparisons.
+
+    If the ballot has no open comparison left, move it ``open -> closing`` with one guarded
+    UPDATE and send its close once the transaction commits.
+
+    ``open_left``: the voting function's count of the ballot's open comparisons after this vote,
+    exact up to ``TAIL_LOCK_THRESHOLD + 1``.
+    """
+    if open_left > TAIL_LOCK_THRESHOLD:
+        return  # the common case: far from the end
+    if open_left:
+        # Near the end: the open rows we see may be answered by concurrent transactions that
+        # cannot see our answer either. Serialise on the ballot row, then look again; whoever
+        # comes last sees every other answer committed and closes. NO KEY: foreign-key checks of
+        # rows referencing the ballot (KEY SHARE) need not wait for it.
+        Ballot.objects.select_for_update(no_key=True).filter(id=ballot_id).values_list("id").first()
+        if Comparison.objects.filter(ballot_id=ballot_id, status=Comparison.Status.OPEN).exists():
+            return
+    moved = Ballot.objects.filter(id=ballot_id, status=Ballot.Status.OPEN).update(
+        status=Ballot.Status.CLOSING, closing_at=timezone.now()
+    )
+    if moved:
+        jobs.close_ballot_after_commit(ballot_id)
+
+
+# --- opening and closing --------------------------------------------------------------------
+
+
+def open_ballot(ballot_id: int) -> Ballot:
+    """Staff open a pending ballot (pending -> open); the study starts running."""
+    with transaction.atomic():
+        try:
+            with transaction.atomic():  # savepoint: the unique "one active" index may refuse
+                moved = Ballot.objects.filter(id=ballot_id, status=Ballot.Status.PENDING).update(
+                    status=Ballot.Status.OPEN, opened_at=timezone.now()
+                )
+        except IntegrityError:
+            raise LifecycleError("another ballot of this study is open or closing") from None
+        ballot = Ballot.objects.select_related("study").get(id=ballot_id)
+        if not moved:
+            raise LifecycleError(
+                f"ballot {ballot.number} is {ballot.status}; only a pending ballot can be opened"
+            )
+        Study.objects.filter(id=ballot.study_id, status=Study.Status.SETUP).update(
+            status=Study.Status.RUNNING
+        )
+    return ballot
+
+
+def close_early(ballot_id: int) -> int:
+    """Staff close an open ballot now (open -> closing): unanswered comparisons are voided.
+
+    Returns the number of voided comparisons; the close itself runs in the Celery task.
+    """
+    status = Ballot.objects.filter(id=ballot_id).values_list("status", flat=True).first()
+    if status != Ballot.Status.OPEN:
+        raise LifecycleError(f"only an open ballot can be closed; this one is {status}")
+    with transaction.atomic():
+        # Void first, ballot row second: a vote in flight holds its comparison's lock and may
+        # still need the ballot row (note_vote_recorded); the other order could deadlock.
+        voided = _void_open(ballot_id)
+        moved = Ballot.objects.filter(id=ballot_id, status=Ballot.Status.OPEN).update(
+            status=Ballot.Status.CLOSING, closing_at=timezone.now()
+        )
+        if moved:
+            jobs.close_ballot_after_commit(ballot_id)
+        # else: the last vote closed it meanwhile (and enqueued the close); nothing was left.
+    return voided
+
+
+def _void_open(ballot_id: int) -> int:
+    return Comparison.objects.filter(ballot_id=ballot_id, status=Comparison.Status.OPEN).update(
+        status=Comparison.Status.VOID, leased_to=None, lease_expires_at=None
+    )
+
+
+def close_ballot(ballot_id: int) -> str:
+    """Close a ``closing`` ballot: scores through ``ranking``, then the next ballot or the end.
+
+    Idempotent: everything happens in one transaction under the ballot's row lock and only
+    while the ballot is ``closing``, so a second run (or a retry after a crash, whose partial
+    writes were rolled back) finds it ``closed`` and does nothing. The unique (study, number)
+    constraint backs this up for the next ballot. Returns what happened, for the task's log.
+    """
+    with transaction.atomic():
+        ballot = (
+            Ballot.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("study")
+            .filter(id=ballot_id)
+            .first()
+        )
+        if ballot is None:
+            return f"ballot {ballot_id} does not exist"
+        if ballot.status != Ballot.Status.CLOSING:
+            return f"ballot {ballot_id} is {ballot.status}: nothing to do"
+        study = ballot.study
+        _void_open(ballot.pk)  # an automatic close has none; a crash-retry of an early close may
+        n_items = study.items.count()
+        sizes = plan_ballots(n_items, study.n_ballots, study.alpha, study.m, study.design)
+        last = ballot.number >= len(sizes)
+        n_next = 0 if last else sizes[ballot.number][0]
+        members = bulk_sql.ballot_members(ballot.pk)
+        pairs, first_score = bulk_sql.answered_pairs(study.pk, [ballot.pk])
+        state = _study_state(study, ballot, n_items)
+        _, out = ranking.close_ballot(
+            state, members, pairs, first_score, n_next,
+            study_rng(study, ballot.number, Purpose.CLOSE),
+            estimator=cast(ranking.Estimator, study.estimator),
+        )  # fmt: skip
+        item_ids = bulk_sql.item_ids_by_index(study.pk)
+        bulk_sql.update_scores(
+            ballot.pk,
+            item_ids[members],
+            {
+                name: np.asarray(getattr(out, name))[members]
+                for name in _SCORE_FIELDS
+                if getattr(out, name) is not None  # strength: Bradley-Terry only
+            },
+        )
+        # Closed before the next ballot exists: at most one ballot per study may be active.
+        Ballot.objects.filter(id=ballot.pk).update(
+            status=Ballot.Status.CLOSED, closed_at=timezone.now()
+        )
+        if last:
+            _finish(study, out.score, item_ids)
+            return f"ballot {ballot.number} closed; study {study.slug} finished"
+        nxt = generate_ballot(
+            study, ballot.number + 1, out.next_items, sizes[ballot.number][1], item_ids,
+            open_now=study.auto_open,
+        )  # fmt: skip
+    return f"ballot {ballot.number} closed; ballot {nxt.number} is {nxt.status}"
+
+
+_SCORE_FIELDS = ("wins", "ties", "appearances", "x", "y", "ybar", "strength")
+
+
+def _finish(study: Study, scores: np.ndarray, item_ids: np.ndarray) -> None:
+    ranks = ranking.ranks_from_scores(
+        scores, study_rng(study, study.n_ballots + 1, Purpose.FINAL_RANKS)
+    )
+    bulk_sql.update_final_ranks(study.pk, item_ids, ranks, scores)
+    Study.objects.filter(id=study.pk).update(
+        status=Study.Status.FINISHED, finished_at=timezone.now()
+    )
+
+
+def _study_state(study: Study, ballot: Ballot, n_items: int) -> ranking.StudyState:
+    """Rebuild ``ranking``'s state before ``ballot`` from the database.
+
+    ybar of each item is the one of its latest scored ballot (an item that left the pool keeps
+    the value it had); the pooled comparisons are loaded only for Bradley-Terry.
+    """
+    ybar = np.full(n_items, np.nan)
+    rows = (
+        ItemScore.objects.filter(
+            ballot__study=study, ballot__number__lt=ballot.number, ybar__isnull=False
+        )
+        .order_by("ballot__number")
+        .values_list("item__index", "ybar")
+    )
+    if ballot.number > 1:
+        arr = np.array(list(rows), dtype=np.float64).reshape(-1, 2)[::-1]  # latest first
+        index, first = np.unique(arr[:, 0].astype(np.int64), return_index=True)
+        ybar[index] = arr[first, 1]
+    pairs, first_score = np.empty((0, 2), dtype=np.int64), np.empty(0)
+    if study.estimator == Study.Estimator.BRADLEY_TERRY and ballot.number > 1:
+        earlier = study.ballots.filter(number__lt=ballot.number).values_list("id", flat=True)
+        pairs, first_score = bulk_sql.answered_pairs(study.pk, list(earlier))
+    return ranking.StudyState(
+        n_items=n_items,
+        ybar=ybar,
+        ballots_closed=ballot.number - 1,
+        pairs=pairs,
+        first_score=first_score,
+    )
+
+
+def sweep_ballots() -> dict[str, int]:
+    """Beat's safety net: close ballots whose close was missed; re-enqueue stuck closes.
+
+    A missed close happens when the broker was down as the last vote came, or when the last two
+    votes raced past the tail lock. Re-enqueueing is harmless: the task is idempotent.
+    """
+    closed = 0
+    stale = timezone.now() - timedelta(seconds=settings.STUCK_CLOSING_SECONDS)
+    open_done = Ballot.objects.filter(status=Ballot.Status.OPEN).exclude(
+        Exists(Comparison.objects.filter(ballot=OuterRef("pk"), status=Comparison.Status.OPEN))
+    )
+    for ballot_id in open_done.values_list("id", flat=True):
+        with transaction.atomic():
+            if Ballot.objects.filter(id=ballot_id, status=Ballot.Status.OPEN).update(
+                status=Ballot.Status.CLOSING, closing_at=timezone.now()
+            ):
+                jobs.close_ballot_after_commit(ballot_id)
+                closed += 1
+    stuck = list(
+        Ballot.objects.filter(status=Ballot.Status.CLOSING, closing_at__lt=stale).values_list(
+            "id", flat=True
+        )
+    )
+    for ballot_id in stuck:
+        jobs.send_close_ballot(ballot_id)
+    return {"closed": closed, "requeued": len(stuck)}
+
+
+def delete_study(study_id: int) -> None:
+    """Delete a study and everything in it.
+
+    The bulk rows (votes, comparisons, scores) go first with one DELETE each: the ORM's cascade
+    would load millions of rows, and ``Vote.voter`` is PROTECT (a voter with votes cannot be
+    deleted on its own), which blocks the ORM cascade from the study.
+    """
+    with transaction.atomic():
+        ballots = Ballot.objects.filter(study_id=study_id).values("id")
+        for model in (Vote, Comparison, ItemScore):
+            model.objects.filter(ballot__in=ballots)._raw_delete(model.objects.db)
+        Study.objects.filter(id=study_id).delete()

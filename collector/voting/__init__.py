@@ -1,0 +1,1 @@
+"""Voting: the rules (one SQL function), who votes, rate limits, the voting API and pages."""

@@ -1,0 +1,116 @@
+"""The voting API's request and response shapes: the request serializers validate what the API
+and the voting page receive, and all of them make the OpenAPI schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from collector.models import Vote
+from collector.voting.identity import MAX_PARTICIPANT_LENGTH
+
+MAX_RESPONSE_MS = 2_147_483_647  # Vote.response_ms is a PositiveIntegerField
+MAX_ID = 2**63 - 1  # bigint
+
+
+class VoterRequest(serializers.Serializer):
+    participant = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_PARTICIPANT_LENGTH,
+        help_text="Crowd platform id; the same participant always gets the same voter.",
+    )
+
+
+class VoteRequest(serializers.Serializer):
+    comparison_id = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    choice = serializers.ChoiceField(choices=Vote.Choice.values)
+    response_ms = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="Milliseconds the voter took (stored; capped at 2^31 - 1).",
+    )
+
+    def validate_response_ms(self, value: float | None) -> int | None:
+        return None if value is None else min(int(value), MAX_RESPONSE_MS)
+
+
+class ItemShape(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    token_a = serializers.CharField()
+    token_b = serializers.CharField()
+
+
+class ComparisonShape(serializers.Serializer):
+    id = serializers.IntegerField()
+    left = ItemShape()
+    right = ItemShape()
+
+
+class ProgressShape(serializers.Serializer):
+    answered = serializers.IntegerField(help_text="This voter's votes in the current ballot.")
+    quota = serializers.IntegerField(
+        help_text="min(per-voter cap, comparisons in the ballot): the most this voter may answer."
+    )
+
+
+class AssignmentShape(serializers.Serializer):
+    """:meth:`collector.voting.store.Assignment.as_dict` (a test holds the two equal)."""
+
+    comparison = ComparisonShape(
+        allow_null=True, help_text="null: nothing for this voter now (see completion_code)."
+    )
+    progress = ProgressShape()
+    completion_code = serializers.CharField(
+        allow_null=True,
+        help_text="Set once the voter reached the quota or the study is finished; else null "
+        "(with comparison null: no pairs right now, ask again later).",
+    )
+
+
+class VoterShape(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class ErrorShape(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    text = {
+        400: "Bad input (or a tie when the study forbids ties).",
+        401: "Missing or unknown voter token.",
+        403: "The token belongs to another study.",
+        404: "Unknown study (or comparison).",
+        409: "Comparison not leased to this voter, already answered, or ballot closed.",
+    }
+    return {c: OpenApiResponse(ErrorShape, description=text[c]) for c in codes}
+
+
+EXAMPLE = OpenApiExample(
+    "A comparison",
+    value={
+        "comparison": {
+            "id": 4711,
+            "left": {"item_id": 12, "token_a": "sales", "token_b": "marketing"},
+            "right": {"item_id": 87, "token_a": "python", "token_b": "java"},
+        },
+        "progress": {"answered": 3, "quota": 100},
+        "completion_code": None,
+    },
+    response_only=True,
+)
+
+
+def validated(serializer: serializers.Serializer) -> dict[str, Any]:
+    """The serializer's data, or a 400 with one readable message (``field: problem``)."""
+    if not isinstance(serializer.initial_data, dict):
+        raise ValidationError({"detail": "Send a JSON object."})
+    if not serializer.is_valid():
+        field, problems = next(iter(serializer.errors.items()))
+        raise ValidationError({"detail": f"{field}: {problems[0]}"})
+    return dict(serializer.validated_data)

@@ -1,0 +1,291 @@
+"""Handing out comparisons and recording votes: Python's side of the voting rules.
+
+The rules live in one SQL function, ``collector_vote_v1`` (``sql/vote_v1.sql``, created by a
+migration): in one round trip it stores a vote or says exactly why not, and hands the voter their
+next comparison. This module calls it, turns a refusal into :class:`VoteRejected` (an HTTP status
+and a message) and tells the lifecycle when a ballot may have received its last vote.
+
+The rules, in brief (the SQL file has them in full):
+
+- A voter holds at most one outstanding comparison (a lease). Asking again returns it, with the
+  lease extended, so a refresh cannot be used to shop for easy pairs.
+- A new comparison is claimed with ``FOR UPDATE SKIP LOCKED`` from the open ballot of the
+  voter's study, skipping comparisons leased to others whose lease has not expired and any whose
+  item pair this voter already answered (in any ballot of the study).
+- A voter answers at most ``Study.per_voter_cap`` comparisons per ballot. The *quota* reported to
+  clients is ``min(per_voter_cap, comparisons in the ballot)`` for the current ballot (the open
+  one, else the latest one that was opened); *answered* is this voter's votes in that ballot.
+- A vote is accepted only for a comparison leased to this voter (even if the lease has expired,
+  as long as nobody else has claimed it since), in an open ballot. A repeated identical vote
+  returns the stored one. Everything else is refused and changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from collector.models import Comparison, Item, Token, Vote, Voter
+from collector.studies import lifecycle
+
+__all__ = [
+    "REFUSALS",
+    "Assignment",
+    "Pair",
+    "Side",
+    "StoredVote",
+    "VoteRejected",
+    "VoterToken",
+    "check_voter",
+    "next_assignment",
+    "next_comparison",
+    "record_vote",
+    "vote_and_next",
+]
+
+# Each refusal of the SQL function: the HTTP status and what the voter (or client) is told.
+REFUSALS: dict[str, tuple[int, str]] = {
+    "unknown_voter": (401, "Unknown voter."),
+    "wrong_study": (403, "This voter token belongs to another study."),
+    "no_comparison": (404, "No such comparison in this study."),
+    "answered_differently": (409, "You already answered this comparison differently."),
+    "answered_by_other": (409, "This comparison was answered by another voter."),
+    "tie_not_allowed": (400, "This study does not allow 'can't decide' answers."),
+    "voided": (409, "This ballot was closed early; the comparison can no longer be answered."),
+    "ballot_closed": (409, "This ballot is closed; the comparison can no longer be answered."),
+    "not_leased": (
+        409,
+        "This comparison is not assigned to you (never was, or your lease expired).",
+    ),
+    "quota_reached": (409, "You have answered all the comparisons you may in this ballot."),
+}
+_VOTE_SQL = (
+    "SELECT * FROM collector_vote_v1(%s::text, %s::bigint, %s::text, %s::bigint, %s::varchar,"
+    " %s::integer, %s::timestamptz, %s::integer, %s::boolean)"
+)
+
+
+class VoteRejected(Exception):
+    """A request that breaks a rule; nothing was stored.
+
+    ``status_code`` is the HTTP status, ``detail`` the message and ``reason`` the SQL function's
+    outcome (or ``"bad_input"``).
+    """
+
+    def __init__(self, status_code: int, detail: str, reason: str = "bad_input") -> None:
+        super().__init__(detail)
+        self.status_code = status_code
+        self.detail = detail
+        self.reason = reason
+
+
+class Side(NamedTuple):
+    """One item of a handed-out comparison, with its tokens' texts."""
+
+    item_id: int
+    item_index: int  # Item.index (not "index": that is tuple.index)
+    token_a_id: int
+    token_a: str
+    token_b_id: int
+    token_b: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"item_id": self.item_id, "token_a": self.token_a, "token_b": self.token_b}
+
+    def as_item(self) -> Item:
+        return Item(
+            id=self.item_id,
+            index=self.item_index,
+            token_a=Token(id=self.token_a_id, text=self.token_a),
+            token_b=Token(id=self.token_b_id, text=self.token_b),
+        )
+
+
+class Pair(NamedTuple):
+    """A handed-out comparison as plain values (model instances cost ~0.5 ms per vote)."""
+
+    id: int
+    ballot_id: int
+    left: Side
+    right: Side
+
+
+class StoredVote(NamedTuple):
+    """A stored vote as plain values; :meth:`as_vote` makes the model instance."""
+
+    id: int
+    comparison_id: int
+    ballot_id: int
+    voter_id: int
+    choice: str
+    response_ms: int | None
+    created_at: dt.datetime
+
+    def as_vote(self) -> Vote:
+        return Vote(**self._asdict())
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What a voter sees next: a comparison (or none), progress, and the code once done."""
+
+    pair: Pair | None
+    answered: int
+    quota: int
+    completion_code: str | None
+
+    @property
+    def comparison(self) -> Comparison | None:
+        """The pair as a Comparison with its items and tokens filled in (no lazy loads)."""
+        p = self.pair
+        if p is None:
+            return None
+        return Comparison(
+            id=p.id,
+            ballot_id=p.ballot_id,
+            item_left=p.left.as_item(),
+            item_right=p.right.as_item(),
+            status=Comparison.Status.OPEN,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The voting API's response shape (also used by the voting page)."""
+        p = self.pair
+        return {
+            "comparison": None
+            if p is None
+            else {"id": p.id, "left": p.left.as_dict(), "right": p.right.as_dict()},
+            "progress": {"answered": self.answered, "quota": self.quota},
+            "completion_code": self.completion_code,
+        }
+
+
+class VoterToken(NamedTuple):
+    """The voting API's voter: an API token, checked against the URL's study by the function."""
+
+    token: str
+    slug: str
+
+
+class _Result(NamedTuple):
+    """A row of ``collector_vote_v1`` (its OUT columns, in order)."""
+
+    outcome: str
+    voter: int | None
+    study: int | None
+    cap: int | None
+    finished: bool | None
+    code: str | None
+    ballot: int | None
+    ballot_open: bool | None
+    ballot_size: int | None
+    answered: int | None
+    vote_id: int | None
+    vote_ballot: int | None
+    vote_ms: int | None
+    vote_created: dt.datetime | None
+    open_left: int | None
+    pair_id: int | None
+    left: tuple[Any, ...]
+    right: tuple[Any, ...]
+
+
+def _call(
+    voter: Voter | VoterToken,
+    cid: int | None = None,
+    choice: str | None = None,
+    response_ms: int | None = None,
+    *,
+    now: dt.datetime,
+    hand_out: bool = True,
+) -> _Result:
+    """One call of the SQL function; raises :class:`VoteRejected` for every refusal."""
+    if isinstance(voter, VoterToken):
+        who: tuple[str | None, int | None, str | None] = (voter.token, None, voter.slug)
+    else:
+        who = (None, voter.pk, None)
+    probe = lifecycle.TAIL_LOCK_THRESHOLD + 1
+    with connection.cursor() as cur:
+        cur.execute(_VOTE_SQL, [*who, cid, choice, response_ms, now, probe, hand_out])
+        row = cur.fetchone()
+    result = _Result._make([*row[:16], tuple(row[16:22]), tuple(row[22:28])])
+    refusal = REFUSALS.get(result.outcome)
+    if refusal is not None:
+        status, detail = refusal
+        if result.outcome == "unknown_voter" and isinstance(voter, VoterToken):
+            detail = "Unknown voter token."
+        raise VoteRejected(status, detail, result.outcome)
+    return result
+
+
+def _assignment(r: _Result) -> Assignment:
+    cap = r.cap or 0
+    quota = min(cap, r.ballot_size or 0) if r.ballot else cap
+    answered = r.answered or 0
+    pair = None
+    if r.pair_id is not None:
+        assert r.ballot is not None
+        pair = Pair(r.pair_id, r.ballot, Side(*r.left), Side(*r.right))
+    done = bool(r.finished) or (r.ballot is not None and answered >= quota)
+    return Assignment(
+        pair=pair,
+        answered=answered,
+        quota=quota,
+        completion_code=r.code if pair is None and done else None,
+    )
+
+
+def check_voter(voter: Voter | VoterToken) -> None:
+    """Raise what the voter deserves (401 unknown, 403 another study's token), changing nothing:
+    for the error paths that answer before a vote reaches the rules."""
+    _call(voter, now=timezone.now(), hand_out=False)
+
+
+def next_assignment(voter: Voter | VoterToken) -> Assignment:
+    """The voter's outstanding comparison (lease extended), else a newly claimed one."""
+    return _assignment(_call(voter, now=timezone.now()))
+
+
+def vote_and_next(
+    voter: Voter | VoterToken,
+    cid: int,
+    choice: str,
+    response_ms: int | None = None,
+    *,
+    hand_out: bool = True,
+) -> tuple[StoredVote, bool, Assignment]:
+    """Record a vote and hand out the next comparison in one round trip.
+
+    Returns ``(vote, created, assignment)``; ``created`` is False for a repeated identical vote,
+    whose assignment is then the voter's outstanding comparison (the one the lost reply carried).
+    The input is validated already (:class:`collector.voting.serializers.VoteRequest`). Raises
+    :class:`VoteRejected`: 400 a forbidden tie, 401 unknown voter, 403 another study's token,
+    404 unknown comparison, 409 for the other refusals.
+    """
+    r = _call(voter, cid, choice, response_ms, now=timezone.now(), hand_out=hand_out)
+    assert r.vote_id is not None and r.vote_ballot is not None and r.vote_created is not None
+    created = r.outcome == "ok"
+    if created and r.open_left is not None and r.open_left <= lifecycle.TAIL_LOCK_THRESHOLD:
+        # Outside a transaction the vote has committed with the function: whoever comes last sees
+        # every answer; if this process dies here, the sweep closes the ballot.
+        with transaction.atomic():
+            lifecycle.note_vote_recorded(r.vote_ballot, open_left=r.open_left)
+    assert r.voter is not None
+    vote = StoredVote(r.vote_id, cid, r.vote_ballot, r.voter, choice, r.vote_ms, r.vote_created)
+    return vote, created, _assignment(r)
+
+
+def record_vote(voter: Voter, cid: int, choice: str, response_ms: int | None = None) -> Vote:
+    """Store ``voter``'s answer to a comparison leased to them, and claim nothing (see
+    :func:`vote_and_next`)."""
+    vote, _created, _next = vote_and_next(voter, cid, choice, response_ms, hand_out=False)
+    return vote.as_vote()
+
+
+def next_comparison(voter: Voter) -> Comparison | None:
+    """Like :func:`next_assignment`, the comparison alone (``None``: nothing for this voter)."""
+    return next_assignment(voter).comparison

@@ -1,0 +1,160 @@
+"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v1.
+
+These tests commit (``transaction=True``), as the web server does: each call of the function is
+its own transaction, so what it stores or refuses is seen as another request would see it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from collector.management.commands._common import wait_until_closed
+from collector.models import Ballot, Comparison, Vote, Voter
+from collector.studies import lifecycle
+from collector.voting import store
+from collector.voting.store import VoteRejected, VoterToken
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def refused(voter: Voter | VoterToken, cid: int, choice: str = "left") -> VoteRejected:
+    """The refusal of a vote, after checking that nothing was stored."""
+    votes, leases = Vote.objects.count(), list(Comparison.objects.values_list("leased_to_id"))
+    with pytest.raises(VoteRejected) as err:
+        store.vote_and_next(voter, cid, choice)
+    assert Vote.objects.count() == votes
+    assert list(Comparison.objects.values_list("leased_to_id")) == leases
+    return err.value
+
+
+def test_a_vote_and_the_next_claim_are_one_statement(make_study):
+    study = make_study(slug="one", n_items=40, m=4, cap=5)
+    voter = Voter.objects.create(study=study)
+    c = store.next_comparison(voter)
+    with CaptureQueriesContext(connection) as ctx:
+        stored, created, nxt = store.vote_and_next(VoterToken(voter.token, "one"), c.id, "left")
+    assert len(ctx.captured_queries) == 1 and "collector_vote_v1" in ctx.captured_queries[0]["sql"]
+    assert created and Vote.objects.get(id=stored.id).comparison_id == c.id
+    assert Comparison.objects.get(id=c.id).status == "answered"
+    assert nxt.pair is not None and Comparison.objects.get(id=nxt.pair.id).leased_to_id == voter.id
+
+
+def test_a_claim_starts_at_the_voters_hashed_slot(make_study):
+    study = make_study(slug="spread", n_items=40, m=4)
+    size = Ballot.objects.get(study=study).n_comparisons
+    voter = Voter.objects.create(study=study)
+    c = store.next_comparison(voter)
+    assert Comparison.objects.get(id=c.id).slot == (voter.id * 2654435761) % size
+    _stored, _created, nxt = store.vote_and_next(voter, c.id, "left")
+    start = (voter.id * 2654435761 + 1 * 2246822519) % size
+    assert Comparison.objects.get(id=nxt.pair.id).slot == start
+
+
+def test_an_unknown_token_is_refused_with_401(study, voter):
+    c = store.next_comparison(voter)
+    assert refused(VoterToken("no-such-token", study.slug), c.id).status_code == 401
+
+
+def test_a_token_of_another_study_is_refused_with_403(make_study, voter):
+    make_study(slug="elsewhere")
+    c = store.next_comparison(voter)
+    err = refused(VoterToken(voter.token, "elsewhere"), c.id)
+    assert (err.status_code, err.reason) == (403, "wrong_study")
+
+
+def test_a_comparison_of_another_study_is_refused_with_404(make_study, voter):
+    other = make_study(slug="elsewhere")
+    theirs = store.next_comparison(Voter.objects.create(study=other))
+    store.next_comparison(voter)
+    assert refused(voter, theirs.id).status_code == 404
+    assert refused(voter, 987654321).status_code == 404
+
+
+def test_a_comparison_leased_to_someone_else_is_refused(voter, other_voter):
+    store.next_comparison(voter)
+    theirs = store.next_comparison(other_voter)
+    err = refused(voter, theirs.id)
+    assert (err.status_code, err.reason) == (409, "not_leased")
+
+
+def test_a_tie_is_refused_where_the_study_forbids_ties(make_study):
+    study = make_study(slug="noties", allow_ties=False)
+    voter = Voter.objects.create(study=study)
+    c = store.next_comparison(voter)
+    err = refused(voter, c.id, "tie")
+    assert (err.status_code, err.reason) == (400, "tie_not_allowed")
+
+
+def test_a_comparison_answered_differently_before_is_refused(voter):
+    c = store.next_comparison(voter)
+    store.record_vote(voter, c.id, "left")
+    err = refused(voter, c.id, "right")
+    assert (err.status_code, err.reason) == (409, "answered_differently")
+
+
+def test_a_comparison_another_voter_answered_is_refused(voter, other_voter):
+    c = store.next_comparison(other_voter)
+    store.record_vote(other_voter, c.id, "left")
+    err = refused(voter, c.id)
+    assert (err.status_code, err.reason) == (409, "answered_by_other")
+
+
+def test_a_repeated_identical_vote_returns_the_stored_one_and_the_outstanding_comparison(voter):
+    c = store.next_comparison(voter)
+    first, created, nxt = store.vote_and_next(voter, c.id, "left", 700)
+    again, again_created, again_next = store.vote_and_next(voter, c.id, "left", 700)
+    assert created and not again_created and again.id == first.id
+    assert again_next.pair == nxt.pair and Vote.objects.count() == 1
+
+
+def test_a_comparison_voided_by_an_early_close_is_refused(voter):
+    c = store.next_comparison(voter)
+    lifecycle.close_early(c.ballot_id)
+    err = refused(voter, c.id)
+    assert (err.status_code, err.reason) == (409, "voided")
+
+
+def test_a_comparison_of_a_closed_ballot_is_refused(study, voter):
+    c = store.next_comparison(voter)
+    Ballot.objects.filter(study=study).update(status="closing")
+    err = refused(voter, c.id)
+    assert (err.status_code, err.reason) == (409, "ballot_closed")
+
+
+def test_a_vote_past_the_quota_is_refused(study, voter):
+    c = store.next_comparison(voter)
+    study.__class__.objects.filter(id=study.id).update(per_voter_cap=0)
+    err = refused(voter, c.id)
+    assert (err.status_code, err.reason) == (409, "quota_reached")
+
+
+def test_the_voter_at_the_cap_gets_no_claim_and_the_completion_code(make_study):
+    study = make_study(slug="cap", n_items=40, m=4, cap=2)
+    voter = Voter.objects.create(study=study)
+    c = store.next_comparison(voter)
+    _s, _c, nxt = store.vote_and_next(voter, c.id, "left")
+    _s, _c, done = store.vote_and_next(voter, nxt.pair.id, "right")
+    assert done.pair is None and (done.answered, done.quota) == (2, 2)
+    assert done.completion_code == study.completion_code
+
+
+def test_the_last_vote_closes_the_ballot_through_the_worker(make_study, celery_worker):
+    study = make_study(slug="tail", n_items=4, m=2)
+    voters = [Voter.objects.create(study=study) for _ in range(4)]
+    pending = {v.id: c for v in voters if (c := store.next_comparison(v)) is not None}
+    while pending:
+        for v in voters:
+            if v.id not in pending:
+                continue
+            _s, created, nxt = store.vote_and_next(v, pending[v.id].id, "left")
+            assert created
+            if nxt.pair is None:
+                del pending[v.id]
+            else:
+                pending[v.id] = nxt.pair
+    ballot = Ballot.objects.get(study=study, number=1)
+    assert not ballot.comparisons.filter(status="open").exists()
+    wait_until_closed(ballot.id, timeout=60)  # by the worker; raises if it never happens
+    assert Ballot.objects.filter(study=study, number=2).exists()
