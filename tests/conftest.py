@@ -1,4 +1,5 @@
-"""Shared fixtures: the real-stack check and a real Celery worker on the test database.
+"""Shared fixtures: the real-stack check, a real Celery worker on the test database, and PgBouncer
+in front of it (tests/pgbouncer.py).
 
 With ``REQUIRE_REAL_STACK=1`` (set by ``bin/test`` and CI) the suite refuses to run on anything
 but PostgreSQL with a Redis broker that answers: a missing service fails loudly, never skips.
@@ -19,6 +20,8 @@ import pytest
 from django.conf import settings
 from django.core.servers.basehttp import WSGIServer
 from hypothesis import settings as hypothesis_settings
+
+from tests.pgbouncer import pgbouncer, through_pgbouncer  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -51,8 +51,8 @@ class Migration(migrations.Migration):
                 to="collector.voter",
             ),
         ),
-        # Existing ballots keep their claim order (by id). One pass (UPDATE ... FROM: PostgreSQL,
-        # SQLite 3.33+), not a subquery per row.
+        # Existing ballots keep their claim order (by id). One pass (UPDATE ... FROM), not a
+        # subquery per row.
         migrations.RunSQL(
             "UPDATE collector_comparison SET slot = collector_comparison.id - f.first_id"
             " FROM (SELECT ballot_id, MIN(id) AS first_id FROM collector_comparison"

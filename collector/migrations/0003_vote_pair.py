@@ -1,6 +1,6 @@
 from django.db import migrations, models
 
-# Existing votes get their comparison's item pair in one pass (PostgreSQL and SQLite 3.33+).
+# Existing votes get their comparison's item pair in one pass.
 FILL_PAIRS = """
 UPDATE collector_vote SET
     pair_low = CASE WHEN c.item_left_id < c.item_right_id THEN c.item_left_id

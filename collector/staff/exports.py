@@ -1,4 +1,4 @@
-"""The two exports, as row iterators over server-side cursors (never a whole table in memory).
+"""The two exports, as row iterators read in pages by key (never a whole table in memory).
 
 - ranking: ``rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1..x_K``
   (K ballots the study runs; ``x_k`` empty where the item was not in ballot k; ``score`` is ybar,
@@ -6,16 +6,20 @@
 - votes: ``ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms``
   (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id).
 
-The CSV files, the staff downloads and the JSON API all read these iterators.
+The CSV files, the staff downloads and the JSON API all read these iterators. Each page is its own
+query (``key > last key ORDER BY key LIMIT CHUNK``), not a server-side cursor: those do not outlive
+a transaction behind PgBouncer in transaction pooling, and a client-side cursor over the whole
+query would hold every row in memory at once. Memory stays at one page, direct or through
+PgBouncer. Votes stored during a download are in it if their id comes after the current page.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from django.db.models import Case, F, Max, Sum, When
+from django.db.models import Case, F, Max, QuerySet, Sum, When
 
 from collector.models import Ballot, Item, Study, Vote
 
@@ -41,7 +45,7 @@ RANKING_FIXED = [
     "wins",
     "ties",
 ]
-CHUNK = 2000  # rows fetched per round trip of the server-side cursor
+CHUNK = 2000  # rows per page (one query each)
 
 
 class NotFinished(Exception):
@@ -65,8 +69,13 @@ def ranking_rows(study: Study, *, after_rank: int = 0, limit: int | None = None)
         f"x_{k}": Max(Case(When(scores__ballot__number=k, then=F("scores__x"))))
         for k in range(1, ballots_run(study) + 1)
     }
-    qs = (
-        Item.objects.filter(study=study, final_rank__gt=after_rank)
+    query = _ranking_query(study, xs)
+    return _pages(lambda after: query.filter(final_rank__gt=after), after_rank, limit)
+
+
+def _ranking_query(study: Study, xs: dict[str, Any]) -> QuerySet[Any]:
+    return (
+        Item.objects.filter(study=study)
         .annotate(
             last_ballot=Max("scores__ballot__number"),
             n_appearances=Sum("scores__appearances"),
@@ -89,21 +98,33 @@ def ranking_rows(study: Study, *, after_rank: int = 0, limit: int | None = None)
             *xs,
         )  # fmt: skip
     )
-    return _stream(qs, limit)
 
 
-def _stream(qs: Any, limit: int | None) -> Iterator[list]:
-    """The rows of ``qs`` (at most ``limit``) as lists, read in chunks."""
-    if limit is not None:
-        qs = qs[:limit]
-    for row in qs.iterator(chunk_size=CHUNK):
-        yield list(row)
+def _pages(page: Callable[[int], QuerySet[Any]], after: int, limit: int | None) -> Iterator[list]:
+    """The rows of ``page(key)`` (rows whose key, their first value, is above ``key``, in key
+    order), at most ``limit``, fetched ``CHUNK`` at a time by keyset pagination."""
+    left = limit
+    while left is None or left > 0:
+        size = CHUNK if left is None else min(CHUNK, left)
+        rows = list(page(after)[:size])
+        for row in rows:
+            yield list(row)
+        if len(rows) < size:
+            return
+        after = rows[-1][0]
+        if left is not None:
+            left -= len(rows)
 
 
 def votes_rows(study: Study, *, after_id: int = 0, limit: int | None = None) -> Iterator[list]:
     """Every vote of the study, by ballot then vote order; ``after_id`` pages by vote id."""
-    qs = (
-        Vote.objects.filter(ballot__study=study, id__gt=after_id)
+    query = _votes_query(study)
+    return _pages(lambda after: query.filter(id__gt=after), after_id, limit)
+
+
+def _votes_query(study: Study) -> QuerySet[Any]:
+    return (
+        Vote.objects.filter(ballot__study=study)
         .order_by("id")
         .values_list(
             "id",
@@ -117,7 +138,6 @@ def votes_rows(study: Study, *, after_id: int = 0, limit: int | None = None) -> 
             "response_ms",
         )  # fmt: skip
     )
-    return _stream(qs, limit)
 
 
 def vote_row_values(row: list) -> list:

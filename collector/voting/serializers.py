@@ -16,8 +16,17 @@ MAX_RESPONSE_MS = 2_147_483_647  # Vote.response_ms is a PositiveIntegerField
 MAX_ID = 2**63 - 1  # bigint
 
 
+class StringField(serializers.CharField):
+    """A CharField that takes only a JSON string (DRF's would turn 5 into "5")."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class VoterRequest(serializers.Serializer):
-    participant = serializers.CharField(
+    participant = StringField(
         required=False,
         allow_blank=True,
         max_length=MAX_PARTICIPANT_LENGTH,

@@ -11,22 +11,13 @@ from django.core.management import call_command
 
 from collector import jobs
 from collector.models import Ballot, Study
-from collector.studies import creating, importing, lifecycle
+from collector.studies import lifecycle
+from tests.factories import make_study, tokens_csv
 
-TOKENS_8 = "area,token\n" + "".join(f"Sales,term {c}\n" for c in "abcdefgh")  # 28 items
-
-
-def make_study(*, tokens: str = TOKENS_8, open_first: bool = True, **params) -> Study:
-    """A study through the lifecycle (defaults: 28 items, n_b=3, alpha=0.5, M=4)."""
-    defaults = {"name": "Test study", "n_ballots": 3, "alpha": 0.5, "m": 4, "seed": 11}
-    areas = importing.parse_tokens(tokens, max_bytes=10**6)
-    study = creating.create_study(areas=areas, **{**defaults, **params})
-    if open_first:
-        lifecycle.open_ballot(study.ballots.get(number=1).pk)
-    return study
+__all__ = ["make_study"]
 
 
-def create_study_cmd(tmp_path: Path, tokens: str | bytes = TOKENS_8, *args: str) -> str:
+def create_study_cmd(tmp_path: Path, tokens: str | bytes = tokens_csv(8), *args: str) -> str:
     """Run ``create_study`` on a token file; returns its stdout."""
     path = tmp_path / "tokens.csv"
     path.write_bytes(tokens if isinstance(tokens, bytes) else tokens.encode())

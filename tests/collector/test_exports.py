@@ -36,7 +36,7 @@ def test_the_ranking_export_has_the_exact_header_and_one_row_per_item(finished, 
         study=finished, final_rank=1
     )
     top = rows[0]
-    assert (top["rank"], top["item_id"], top["area"]) == ("1", str(item.index), "Sales")
+    assert (top["rank"], top["item_id"], top["area"]) == ("1", str(item.index), "Sales & Marketing")
     assert (top["token_a"], top["token_b"]) == (item.token_a.text, item.token_b.text)
     assert float(top["score"]) == item.final_score
     assert top["last_ballot"] == "2"

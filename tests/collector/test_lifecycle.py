@@ -77,11 +77,7 @@ def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(
 ):
     study = make_study()
     enqueued: list[int] = []
-    from collector import tasks
-
-    monkeypatch.setattr(
-        tasks.close_ballot, "apply_async", lambda args, **options: enqueued.append(args[0])
-    )
+    monkeypatch.setattr(jobs, "send_close_ballot", enqueued.append)
     ballot = study.ballots.get()
     with django_capture_on_commit_callbacks(execute=True):
         simulate(study, limit=55)
@@ -209,7 +205,7 @@ def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(monkeypat
     study = make_study(per_voter_cap=100)
     ballot = study.ballots.get()
     enqueued: list[int] = []
-    monkeypatch.setattr(lifecycle, "_send_close", enqueued.append)
+    monkeypatch.setattr(jobs, "send_close_ballot", enqueued.append)
     voters = [
         Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant=f"t{i}")
         for i in range(8)
@@ -239,58 +235,42 @@ def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(monkeypat
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_early_close_during_an_in_flight_last_vote_does_not_deadlock(monkeypatch):
-    """The vote holds its comparison's lock and still needs the ballot row; the early close
-    voids comparisons before touching the ballot row, so it waits instead of deadlocking."""
-    from tests.collector.helpers import wait_for
-
+def test_an_early_close_between_a_votes_commit_and_its_last_vote_check_closes_once(monkeypatch):
+    """The vote commits with the voting function; its last-vote check runs after, in its own
+    transaction. An early close in between keeps the vote, voids the rest and sends one close."""
     study = make_study()
     ballot = study.ballots.get()
-    monkeypatch.setattr(lifecycle, "_send_close", lambda ballot_id: None)
+    enqueued: list[int] = []
+    monkeypatch.setattr(jobs, "send_close_ballot", enqueued.append)
     voter = Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant="v")
     comparison = store.next_comparison(voter)
     assert comparison is not None
     real_note = lifecycle.note_vote_recorded
     paused, resume = threading.Event(), threading.Event()
 
-    def slow_note(ballot_id: int) -> None:
+    def slow_note(ballot_id: int, open_left: int) -> None:
         paused.set()
         resume.wait(10)
-        real_note(ballot_id)
+        real_note(ballot_id, open_left=0)  # as if this vote had been the last one
 
     monkeypatch.setattr(lifecycle, "note_vote_recorded", slow_note)
     outcome: dict[str, object] = {}
 
-    def run(name, fn):
+    def vote() -> None:
         try:
-            outcome[name] = fn()
-        except BaseException as exc:  # surfaced below
-            outcome[name] = exc
+            outcome["vote"] = store.vote_and_next(voter, comparison.pk, "left")[0]
         finally:
             connection.close()
 
-    vote = threading.Thread(
-        target=run, args=("vote", lambda: store.record_vote(voter, comparison.pk, "left"))
-    )
-    vote.start()
-    assert paused.wait(10)  # the vote's transaction holds the comparison's row lock now
-    close = threading.Thread(target=run, args=("close", lambda: lifecycle.close_early(ballot.pk)))
-    close.start()
-
-    def close_is_waiting() -> bool:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-            return cursor.fetchone()[0] == 1
-
-    wait_for(close_is_waiting, 10, "the early close to wait for the vote's lock")
+    thread = threading.Thread(target=vote)
+    thread.start()
+    assert paused.wait(10)
+    assert Vote.objects.filter(comparison_id=comparison.pk).exists()  # committed already
+    assert lifecycle.close_early(ballot.pk) == 55
     resume.set()
-    vote.join(15)
-    close.join(15)
-    assert isinstance(outcome["vote"], Vote), outcome
-    assert outcome["close"] == 55, outcome
+    thread.join(15)
+    assert outcome["vote"].comparison_id == comparison.pk
+    assert enqueued == [ballot.pk]
     ballot.refresh_from_db()
     assert ballot.status == Ballot.Status.CLOSING
     assert ballot.comparisons.filter(status=Comparison.Status.ANSWERED).count() == 1

@@ -13,7 +13,9 @@ from django.test import override_settings
 from collector import jobs
 from collector.models import Ballot, Comparison, Study
 from collector.studies import lifecycle
-from tests.collector.helpers import TOKENS_8, make_study
+from tests.factories import make_study, tokens_csv
+
+TOKENS_8 = tokens_csv(8)  # 28 items
 
 pytestmark = pytest.mark.django_db
 
@@ -137,7 +139,7 @@ def test_the_form_accepts_an_uploaded_file_and_keeps_it_for_the_create_step(clie
     data = {**FORM, "tokens_text": "", "tokens_file": upload, "action": "preview"}
     response = client.post("/staff/new/", data)
     assert response.status_code == 200
-    assert "term h" in response.context["form"]["tokens_text"].value()
+    assert "term 07" in response.context["form"]["tokens_text"].value()
 
 
 @pytest.mark.parametrize(

@@ -158,7 +158,7 @@ def test_a_close_enqueued_twice_leaves_one_next_ballot(celery_worker):
 def test_the_sweep_closes_a_ballot_whose_close_was_missed(celery_worker, monkeypatch):
     study = make_study(seed=6)
     ballot = study.ballots.get(number=1)
-    monkeypatch.setattr(lifecycle, "note_vote_recorded", lambda ballot_id: None)
+    monkeypatch.setattr(lifecycle, "note_vote_recorded", lambda ballot_id, open_left: None)
     simulate(study, limit=56)
     ballot.refresh_from_db()
     assert ballot.status == Ballot.Status.OPEN  # the broker was "down" for the last vote

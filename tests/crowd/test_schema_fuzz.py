@@ -25,7 +25,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from config.wsgi import application
-from tests.crowd.conftest import create_study
+from tests.factories import make_study
 
 CHECKS = [
     not_a_server_error,
@@ -52,7 +52,7 @@ def voter_token(db, settings):
             ("voting_token", "voting_ip", "voting_register"), "none"
         ),
     }
-    study = create_study(n_tokens=6, m=4)
+    study = make_study(n_tokens=6, n_ballots=2, m=4, seed=3)
     voter = study.voters.create(source="participant", participant="fuzz-1")
     User.objects.create_superuser("fuzz-admin", "admin@example.org", ADMIN_PASSWORD)
     return study.slug, voter.token

@@ -18,7 +18,7 @@ import pytest
 import ranking
 from collector.models import Study, Vote
 from collector.rehearsal.crowd import CrowdConfig, run_crowd
-from tests.crowd.conftest import create_study
+from tests.factories import make_study
 
 N_TOKENS = 10  # 45 items
 M, ALPHA, N_BALLOTS = 10, 0.5, 3  # 225 + 115 + 60 comparisons
@@ -50,7 +50,7 @@ def test_the_crowd_over_http_ranks_as_well_as_the_offline_simulator(
 ):
     found = []
     for seed in SEEDS:
-        study = create_study(
+        study = make_study(
             n_tokens=N_TOKENS, n_ballots=N_BALLOTS, alpha=ALPHA, m=M, seed=seed,
             open_first=False,
         )  # fmt: skip

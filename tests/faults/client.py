@@ -23,14 +23,9 @@ CHOICES = ("left", "right", "tie")
 
 CREATE_STUDY = """
 import json, os
-from collector.studies import importing
-from collector.studies import creating, lifecycle
-p = json.loads(os.environ["FAULT_STUDY"])
-n = p.pop("n_tokens")
-csv = "area,token\\n" + "".join(f"Faults,term {i:02d}\\n" for i in range(n))
-study = creating.create_study(areas=importing.parse_tokens(csv, max_bytes=10**6), **p)
+from tests.factories import make_study
+study = make_study(**json.loads(os.environ["FAULT_STUDY"]))
 ballot = study.ballots.get(number=1)
-lifecycle.open_ballot(ballot.pk)
 print(json.dumps({"slug": study.slug, "id": study.pk, "ballot": ballot.pk}))
 """
 

@@ -9,9 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from collector.models import Ballot, Comparison, Study, Vote
-from collector.studies import creating, importing, lifecycle
-
-TOKENS = "area,token\n" + "".join(f"Sales,term {c}\n" for c in "abcdefgh")  # 28 items
+from tests.factories import make_study
 
 
 def wait_for(predicate, timeout: float = 60.0) -> None:
@@ -24,17 +22,7 @@ def wait_for(predicate, timeout: float = 60.0) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_voters_drive_a_whole_study_through_the_engine(celery_worker):
-    study = creating.create_study(
-        name="Engine study",
-        areas=importing.parse_tokens(TOKENS, max_bytes=10**6),
-        n_ballots=2,
-        alpha=0.5,
-        m=4,
-        seed=3,
-        auto_open=True,
-        per_voter_cap=1000,
-    )
-    lifecycle.open_ballot(study.ballots.get(number=1).pk)
+    study = make_study(n_ballots=2, seed=3, auto_open=True, cap=1000)
     api = APIClient()
     tokens = [api.post(f"/api/v1/studies/{study.slug}/voters").json()["token"] for _ in range(3)]
 

@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from collector import jobs
 from collector.management.commands._common import wait_until_closed
 from collector.models import Ballot, Comparison, Vote, Voter
 from collector.studies import lifecycle
@@ -41,15 +42,33 @@ def test_a_vote_and_the_next_claim_are_one_statement(make_study):
     assert nxt.pair is not None and Comparison.objects.get(id=nxt.pair.id).leased_to_id == voter.id
 
 
+def claim_start(voter_id: int, answered: int, size: int) -> int:
+    """The slot from which the function starts a voter's claim: a fixed hash, not a random draw."""
+    return (voter_id * 2654435761 + answered * 2246822519) % size
+
+
 def test_a_claim_starts_at_the_voters_hashed_slot(make_study):
     study = make_study(slug="spread", n_items=40, m=4)
     size = Ballot.objects.get(study=study).n_comparisons
     voter = Voter.objects.create(study=study)
     c = store.next_comparison(voter)
-    assert Comparison.objects.get(id=c.id).slot == (voter.id * 2654435761) % size
+    assert Comparison.objects.get(id=c.id).slot == claim_start(voter.id, 0, size)
     _stored, _created, nxt = store.vote_and_next(voter, c.id, "left")
-    start = (voter.id * 2654435761 + 1 * 2246822519) % size
-    assert Comparison.objects.get(id=nxt.pair.id).slot == start
+    assert Comparison.objects.get(id=nxt.pair.id).slot == claim_start(voter.id, 1, size)
+
+
+def test_a_claim_wraps_around_to_the_lowest_open_slot(study):
+    ballot = Ballot.objects.get(study=study)
+    size = ballot.n_comparisons
+    voters = (Voter.objects.create(study=study) for _ in range(50))
+    voter = next(v for v in voters if claim_start(v.id, 0, size) >= 2)
+    start = claim_start(voter.id, 0, size)
+    assert Comparison.objects.get(id=store.next_comparison(voter).id).slot == start
+    # Nothing claimable from that slot on: the claim wraps around to the lowest open slot.
+    Comparison.objects.filter(ballot=ballot, slot__gte=start).update(status="void")
+    Comparison.objects.filter(ballot=ballot, slot=0).update(status="void")
+    claimed = store.next_assignment(voter)  # its lease was voided: a new claim
+    assert Comparison.objects.get(id=claimed.pair.id).slot == 1
 
 
 def test_an_unknown_token_is_refused_with_401(study, voter):
@@ -72,11 +91,13 @@ def test_a_comparison_of_another_study_is_refused_with_404(make_study, voter):
     assert refused(voter, 987654321).status_code == 404
 
 
-def test_a_comparison_leased_to_someone_else_is_refused(voter, other_voter):
-    store.next_comparison(voter)
+def test_a_comparison_leased_to_someone_else_or_never_handed_out_is_refused(voter, other_voter):
+    mine = store.next_comparison(voter)
     theirs = store.next_comparison(other_voter)
     err = refused(voter, theirs.id)
     assert (err.status_code, err.reason) == (409, "not_leased")
+    never = Comparison.objects.exclude(id__in=[mine.id, theirs.id]).filter(leased_to=None)[0]
+    assert refused(voter, never.id).reason == "not_leased"
 
 
 def test_a_tie_is_refused_where_the_study_forbids_ties(make_study):
@@ -109,7 +130,8 @@ def test_a_repeated_identical_vote_returns_the_stored_one_and_the_outstanding_co
     assert again_next.pair == nxt.pair and Vote.objects.count() == 1
 
 
-def test_a_comparison_voided_by_an_early_close_is_refused(voter):
+def test_a_comparison_voided_by_an_early_close_is_refused(voter, monkeypatch):
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)  # no close job
     c = store.next_comparison(voter)
     lifecycle.close_early(c.ballot_id)
     err = refused(voter, c.id)

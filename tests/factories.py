@@ -1,0 +1,85 @@
+"""The one way every suite builds a study: through the product's own creation and lifecycle code.
+
+A study of ``n_tokens`` tokens in one area has ``n_tokens * (n_tokens - 1) / 2`` items; with
+``n_items`` it has exactly that many (the fewest tokens that give enough pairs, sampled down with
+the study's seeded generator when they give more). Ballot 1 is opened unless ``open_first`` is
+False. Everything else is a :func:`collector.studies.creating.create_study` argument or a Study
+field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collector.models import Ballot, Study
+from collector.studies import creating, importing, lifecycle
+
+__all__ = ["DEFAULTS", "make_study", "tokens_csv"]
+
+DEFAULTS: dict[str, Any] = {"name": "Test study", "n_ballots": 3, "alpha": 0.5, "m": 4, "seed": 11}
+AREA = "Sales & Marketing"
+
+
+def tokens_csv(n_tokens: int, area: str = AREA) -> str:
+    """One area of ``n_tokens`` tokens (``term 00``, ``term 01``, ...) as a token file."""
+    return "area,token\n" + "".join(f"{area},term {i:02d}\n" for i in range(n_tokens))
+
+
+def _tokens_for(n_items: int) -> int:
+    n = 2
+    while n * (n - 1) // 2 < n_items:
+        n += 1
+    return n
+
+
+def make_study(
+    *,
+    n_tokens: int = 8,
+    n_items: int | None = None,
+    tokens: str | None = None,
+    slug: str | None = None,
+    cap: int | None = None,
+    open_first: bool = True,
+    ballot_status: str | None = None,
+    status: str | None = None,
+    **params: Any,
+) -> Study:
+    """A study built by ``creating.create_study`` (defaults: 8 tokens, 28 items, n_b=3, M=4).
+
+    Parameters
+    ----------
+    n_tokens, n_items, tokens
+        The study's size: tokens of one area, or exactly ``n_items`` items, or a token file.
+    slug
+        A fixed slug instead of the generated one.
+    cap
+        ``per_voter_cap``.
+    open_first
+        Open ballot 1 through the lifecycle.
+    ballot_status, status
+        Force ballot 1's and the study's status afterwards (for states a test cannot reach by
+        voting, such as a finished study).
+    params
+        Other ``create_study`` arguments and Study fields (``n_ballots``, ``m``, ``seed``,
+        ``allow_ties``, ``lease_seconds``, ``auto_open``, ``created_by``, ...).
+    """
+    if n_items is not None:
+        n_tokens = _tokens_for(n_items)
+        if n_tokens * (n_tokens - 1) // 2 > n_items:
+            params.setdefault("max_items_per_area", n_items)
+    if cap is not None:
+        params["per_voter_cap"] = cap
+    areas = importing.parse_tokens(tokens or tokens_csv(n_tokens), max_bytes=10**7)
+    study = creating.create_study(areas=areas, **{**DEFAULTS, **params})
+    if slug is not None:
+        Study.objects.filter(pk=study.pk).update(slug=slug)
+        study.slug = slug
+    first = study.ballots.get(number=1)
+    if open_first:
+        lifecycle.open_ballot(first.pk)
+    if ballot_status is not None:
+        Ballot.objects.filter(pk=first.pk).update(status=ballot_status)
+    if status is not None:
+        Study.objects.filter(pk=study.pk).update(status=status)
+    study.refresh_from_db()
+    return study

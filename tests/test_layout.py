@@ -1,0 +1,124 @@
+"""The product's modules import each other without circles, and PostgreSQL is its only store."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("collector", "config", "ranking")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def product_modules() -> dict[str, Path]:
+    return {
+        module_name(path): path
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "migrations" not in path.parts
+    }
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The product modules that ``name`` imports, anywhere in the file (deferred imports too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # "from a import b" imports a.b when a.b is a module, else a name of a.
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def product_graph() -> dict[str, set[str]]:
+    modules = product_modules()
+    known = set(modules)
+    graph = {name: imports_of(name, path, known) for name, path in modules.items()}
+    # A package's __init__ importing its own submodules is how packages work, not a circle.
+    return {
+        name: {t for t in targets if not t.startswith(name + ".")}
+        for name, targets in graph.items()
+    }
+
+
+def test_the_product_has_no_import_circles():
+    assert import_cycles(product_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_numeric_library_does_not_import_django_or_the_web_app():
+    graph = product_graph()
+    for name in (n for n in graph if n.startswith("ranking")):
+        assert not {t for t in graph[name] if not t.startswith("ranking")}, name
+        text = product_modules()[name].read_text()
+        assert not re.search(r"^\s*(from|import) django", text, re.M), name
+
+
+@pytest.mark.parametrize("word", ["sqlite", "pg_temp", "DEALLOCATE", "PREPARE "])
+def test_the_web_app_knows_only_postgresql_and_keeps_no_per_connection_state(word):
+    files = [p for pkg in ("collector", "config") for p in (ROOT / pkg).rglob("*") if p.is_file()]
+    mentions = [
+        str(p.relative_to(ROOT))
+        for p in files
+        if p.suffix in {".py", ".sql", ".html", ".txt"} and word.lower() in p.read_text().lower()
+    ]
+    assert mentions == []
