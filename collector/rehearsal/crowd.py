@@ -21,10 +21,11 @@ final ranking against the simulated truth (item ``i``'s similarity follows ``Ite
 was busy (:class:`Tally`: the ramp-up and the ballots' ends left out), and over the whole run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowd_rehearsal \\
-        .venv/bin/python benchmarks/crowd.py --url http://127.0.0.1:8000 --slug SLUG \\
+        .venv/bin/python -m collector.rehearsal.crowd --url http://127.0.0.1:8000 --slug SLUG \\
         --voters 200 --think-ms 300 --json out.json
 
-``benchmarks/crowd_rehearsal.py`` sets up the whole stack and runs this in one command.
+``python manage.py rehearse`` (:mod:`collector.rehearsal.runner`) sets up the whole stack and runs
+this in one command.
 """
 
 from __future__ import annotations
@@ -47,11 +48,7 @@ from typing import Any, NamedTuple
 import aiohttp
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import ranking  # noqa: E402  (after the path fix: the script runs from anywhere)
+import ranking
 
 CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
 RETRYABLE = frozenset({429, 500, 502, 503, 504})
@@ -160,8 +157,8 @@ class DjangoAdmin:
 
     def tick(self, max_ballots: int | None) -> bool:
         """Open the pending ballot when nothing is open or closing; True when the run is over."""
-        from collector.studies import lifecycle
         from collector.models import Ballot, Study
+        from collector.studies import lifecycle
 
         study = Study.objects.get(slug=self.slug)
         if study.status == Study.Status.FINISHED:

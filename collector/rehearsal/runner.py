@@ -1,23 +1,29 @@
 """Rehearse a study on this machine in one command: the whole stack, a simulated crowd, figures.
 
+``python manage.py rehearse`` (:mod:`collector.management.commands.rehearse`):
+
 1. creates a fresh PostgreSQL database (``--db``, dropped first) and migrates it; empties its own
    Redis databases (broker ``--redis-db``, cache ``--redis-db + 1``);
 2. creates a study with ``manage.py create_study`` (one area, ``--items`` items, ballot 1
    pending);
-3. starts a Celery worker and granian on 127.0.0.1 (``--workers`` x ``--threads``);
-4. runs the load generator (``benchmarks/crowd.py``): the admin's opens are scripted, ballots close
-   through the worker;
-5. stops what it started, prints the summary; ``--json`` writes it, ``--append-results`` appends
+3. with ``--pgbouncer``, starts PgBouncer in transaction pooling in front of that database
+   (:mod:`collector.rehearsal.pgbouncer`; migrations and the load generator's audit go to
+   PostgreSQL directly);
+4. starts a Celery worker and granian on 127.0.0.1 (``--workers`` x ``--threads``), both on the
+   database (or on PgBouncer);
+5. runs the load generator (:mod:`collector.rehearsal.crowd`, in its own process with the
+   rehearsal's settings): the admin's opens are scripted, ballots close through the worker;
+6. stops what it started, prints the summary; ``--json`` writes it, ``--append-results`` appends
    the headline figures to a list (``benchmarks/results/crowd.json``).
 
-    .venv/bin/python benchmarks/crowd_rehearsal.py --voters 200 --think-ms 300 \\
+    python manage.py rehearse --voters 200 --think-ms 300 \\
         --append-results benchmarks/results/crowd.json
+    python manage.py rehearse --voters 200 --think-ms 300 --pgbouncer
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import json
 import os
@@ -33,16 +39,25 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from collector.rehearsal import crowd
+from collector.rehearsal.pgbouncer import PgBouncer
 
-from collector.rehearsal import crowd  # noqa: E402
-
+# Where the project's packages (collector, config) are importable from: the subprocesses' cwd.
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
+DESCRIPTION = (__doc__ or "").split("\n\n")[0]
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=DESCRIPTION)
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The rehearsal's options (also those of ``manage.py rehearse``)."""
     p.add_argument("--voters", type=int, default=200, help="voters active at once")
     p.add_argument("--think-ms", type=float, default=300.0, help="mean think time; 0: none")
     p.add_argument("--spawn-rate", type=float, default=100.0, help="arrivals/s at the start")
@@ -67,7 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="write the full summary")
     p.add_argument("--append-results", metavar="PATH", help="append the headline figures")
     p.add_argument("--profile", metavar="DIR", help="py-spy record the workers into DIR")
-    return p
+    p.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="put PgBouncer (transaction pooling) between the web server and worker and the db",
+    )
+    p.add_argument(
+        "--pgbouncer-pool-size",
+        type=int,
+        default=20,
+        help="PgBouncer's server connections for the rehearsal's database (default_pool_size)",
+    )
 
 
 def items_csv(n_items: int) -> str:
@@ -91,8 +116,10 @@ def recreate_database(pg: str, name: str) -> None:
 
 
 def manage(env: dict[str, str], *args: str) -> str:
+    """A management command in a subprocess with ``env`` (``python -m django``: no manage.py
+    needed, so this works from an installed package too)."""
     out = subprocess.run(
-        [str(BIN / "python"), "manage.py", *args],
+        [sys.executable, "-m", "django", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     if out.returncode:
@@ -183,6 +210,11 @@ def headline(
         ballots=args.ballots, m=args.m, seed=args.seed, cores=os.cpu_count(),
         memory_gib=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
         server=f"granian wsgi {args.workers}x{args.threads}, celery solo",
+        database=(
+            f"pgbouncer transaction pool {args.pgbouncer_pool_size}"
+            if getattr(args, "pgbouncer", False)
+            else "direct"
+        ),
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         load_before=round(load, 2),  # 1-min load average before: earlier runs, other users
         cpu_calibration_s=calibration,
@@ -201,13 +233,18 @@ def web_command(args: argparse.Namespace, base: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return run(build_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """The whole rehearsal (see the module doc); 0 when no vote was lost or duplicated."""
     load = os.getloadavg()[0]
     calibration = cpu_calibration()
     redis_broker = f"{args.redis}/{args.redis_db}"
     redis_cache = f"{args.redis}/{args.redis_db + 1}"
     env = {
         **os.environ,
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
         "DATABASE_URL": f"{args.pg}/{args.db}",
         "CELERY_BROKER_URL": redis_broker,
         "CACHE_URL": redis_cache,
@@ -219,17 +256,14 @@ def main(argv: list[str] | None = None) -> int:
         "VOTING_IP_RATE": args.ip_rate,
         "VOTING_REGISTER_RATE": args.register_rate,
     }
-    # This process is the load generator and the auditor: the same database and broker.
-    os.environ.update(
-        {k: env[k] for k in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DEBUG")}
-    )
     import redis
 
     for url in (redis_broker, redis_cache):
         redis.Redis.from_url(url).flushdb()
     recreate_database(args.pg, args.db)
-    manage(env, "migrate", "--verbosity", "0")
+    manage(env, "migrate", "--verbosity", "0")  # directly, never through PgBouncer
     logs = Path(tempfile.mkdtemp(prefix="crowd-rehearsal-"))
+    logs.chmod(0o755)  # PgBouncer runs as the postgres user when started by root
     (logs / "items.csv").write_text(items_csv(args.items))
     slug = manage(
         env, "create_study", "--name", "Crowd rehearsal", "--items", str(logs / "items.csv"),
@@ -238,33 +272,44 @@ def main(argv: list[str] | None = None) -> int:
     ).strip().splitlines()[-1]  # fmt: skip
     print(f"study {slug}: {args.items} items, {args.ballots} ballots, M={args.m}; logs in {logs}")
     base = f"http://127.0.0.1:{args.port}"
+    bouncer: PgBouncer | None = None
     with ExitStack() as stack:
+        app_env = env  # the web server's and the worker's
+        if args.pgbouncer:
+            bouncer = PgBouncer(args.pg, logs / "pgbouncer", pool_size=args.pgbouncer_pool_size)
+            bouncer.start()
+            stack.callback(bouncer.stop)  # last: after the web server and the worker
+            app_env = {**env, "DATABASE_URL": bouncer.url(args.db),
+                       "DISABLE_SERVER_SIDE_CURSORS": "1"}  # fmt: skip
+            print(
+                f"PgBouncer {bouncer.port}: transaction pooling, {args.pgbouncer_pool_size} "
+                f"server connections; log {bouncer.log}"
+            )
         worker = subprocess.Popen(
             [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
              "--without-gossip", "--without-mingle", "--without-heartbeat",
              "-n", f"crowd-rehearsal-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "worker.log", "wb")),
+            cwd=ROOT, env=app_env, stdout=stack.enter_context(open(logs / "worker.log", "wb")),
             stderr=subprocess.STDOUT,
         )  # fmt: skip
         stack.callback(stop, worker, "celery worker")
         web = subprocess.Popen(
             web_command(args, base),
-            cwd=ROOT, env=env, stdout=stack.enter_context(open(logs / "web.log", "wb")),
+            cwd=ROOT, env=app_env, stdout=stack.enter_context(open(logs / "web.log", "wb")),
             stderr=subprocess.STDOUT,
         )  # fmt: skip
         stack.callback(stop, web, "web server")
         wait_http(f"{base}/api/v1/schema/", web)
         if args.profile:
             stack.enter_context(profiling(web.pid, Path(args.profile)))
-        cfg = crowd.CrowdConfig(
-            base_url=base, slug=slug, voters=args.voters, think_ms=args.think_ms, seed=args.seed,
-            crowd_size=args.crowd_size, timeout=args.timeout, spawn_rate=args.spawn_rate,
-        )  # fmt: skip
-        crowd.setup_django()
         roots = {"web": web.pid, "worker": worker.pid}
+        if bouncer is not None and bouncer.proc is not None:
+            roots["pgbouncer"] = bouncer.proc.pid
         before = cpu_by_component(roots)
-        summary = asyncio.run(crowd.run_crowd(cfg))
+        summary = run_crowd(args, base, slug, env, logs)
         after = cpu_by_component(roots)
+        if bouncer is not None:
+            summary["pgbouncer"] = pgbouncer_figures(bouncer, args.db)
     # Where the machine's CPU went, per acknowledged vote (the audit's queries included).
     votes = max(1, summary["votes_acknowledged"])
     spent = {k: 1000 * (after[k] - before[k]) / votes for k in before}
@@ -276,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "CPU ms per vote: " + ", ".join(f"{k} {v}" for k, v in summary["cpu_ms_per_vote"].items())
     )
+    if "pgbouncer" in summary:
+        print("PgBouncer: " + ", ".join(f"{k} {v}" for k, v in summary["pgbouncer"].items()))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     if args.append_results:
@@ -285,6 +332,40 @@ def main(argv: list[str] | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(runs, indent=2) + "\n")
     return 0 if summary["lost"] == 0 and summary["duplicated"] == 0 else 1
+
+
+def run_crowd(
+    args: argparse.Namespace, base: str, slug: str, env: dict[str, str], logs: Path
+) -> dict[str, Any]:
+    """The load generator in its own process: it reads the rehearsal's database (the scripted
+    admin, the audit) with the rehearsal's settings, whatever this process was started with."""
+    out = logs / "crowd.json"
+    cmd = [sys.executable, "-m", "collector.rehearsal.crowd", "--url", base, "--slug", slug,
+           "--voters", str(args.voters), "--think-ms", str(args.think_ms), "--seed",
+           str(args.seed), "--crowd-size", str(args.crowd_size), "--timeout", str(args.timeout),
+           "--spawn-rate", str(args.spawn_rate), "--json", str(out)]  # fmt: skip
+    with open(logs / "crowd.log", "wb") as log:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if not out.exists():
+        text = (logs / "crowd.log").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"the load generator failed (exit {done.returncode}):\n{text}")
+    summary: dict[str, Any] = json.loads(out.read_text())
+    return summary
+
+
+def pgbouncer_figures(bouncer: PgBouncer, db: str) -> dict[str, Any]:
+    """PgBouncer's counters for the rehearsal's database: transactions, the time clients waited
+    for a server connection, and the server connections it holds."""
+    stats = next((r for r in bouncer.admin("SHOW STATS") if r["database"] == db), {})
+    servers = [r for r in bouncer.admin("SHOW SERVERS") if r["database"] == db]
+    xacts = int(stats.get("total_xact_count", 0))  # the console's numbers come as Decimal
+    wait_us = int(stats.get("total_wait_time", 0))
+    return {
+        "pool_size": bouncer.pool_size,
+        "server_connections": len(servers),
+        "transactions": xacts,
+        "client_wait_ms_per_transaction": round(wait_us / 1000 / max(1, xacts), 3),
+    }
 
 
 class profiling:
@@ -316,7 +397,3 @@ class profiling:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """The web path adds no bias: the simulated crowd through HTTP ranks as well as offline.
 
-The load generator (benchmarks/crowd.py) plays ranking's simulated crowd against pytest-django's
+The load generator (collector/rehearsal/crowd.py) plays ranking's simulated crowd against pytest-django's
 live server, with the real Celery worker closing the ballots, for a small adaptive study. Its
 final ranking's rho_w and rho must fall where ranking's offline simulator puts them for the same
 parameters: within four offline standard deviations of the offline mean for each run (a false

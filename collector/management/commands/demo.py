@@ -12,7 +12,6 @@ from collector.studies import creating, importing, lifecycle
 
 DEMO_NAME = "Sales & Marketing (demo)"
 DEMO_TOKENS = Path(__file__).resolve().parents[2] / "demo" / "sales_marketing.csv"
-BASE = "http://127.0.0.1:8000"
 
 
 class Command(BaseCommand):
@@ -23,8 +22,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--username", default="admin")
+        parser.add_argument("--port", type=int, default=8000, help="where the demo is served")
 
-    def handle(self, *args, username: str, **options):
+    def handle(self, *args, username: str, port: int, **options):
         if settings.PRODUCTION:
             raise CommandError("the demo sets a known password: refused with DJANGO_ENV=production")
         user_model = get_user_model()
@@ -48,13 +48,14 @@ class Command(BaseCommand):
             lifecycle.open_ballot(pending.pk)
         for line in creating.describe_plan(study):
             self.stdout.write("  " + line)
+        base = f"http://127.0.0.1:{port}"
         self.stdout.write(
             "\n".join(
                 [
                     "",
-                    f"Staff pages:  {BASE}/staff/   (login: {username} / {password})",
-                    f"Voter link:   {BASE}/s/{study.slug}/",
-                    f"Django admin: {BASE}/admin/",
+                    f"Staff pages:  {base}/staff/   (login: {username} / {password})",
+                    f"Voter link:   {base}/s/{study.slug}/",
+                    f"Django admin: {base}/admin/",
                     "",
                 ]
             )
