@@ -5,7 +5,9 @@ and re-created, then migrated):
 
 1. in a child process, parsing the token CSV (``importing.parse_tokens``) and
    ``creating.create_study`` (areas, tokens, items, ballot 1 with its item scores and
-   comparisons, the commit and the ANALYZE that follows it), with a per-phase split;
+   comparisons, the commit and the ANALYZE that follows it), with a per-phase split (nested:
+   ``areas_tokens_items`` holds the ``copy_area``, ``copy_token`` and ``copy_item`` phases,
+   ``generate_ballot`` holds ``ballot_pairs``, ``copy_itemscore`` and ``copy_comparison``);
 2. in another child process, ``manage.py create_study --tokens FILE`` from the interpreter's
    start to its exit (Python and Django start-up included).
 
@@ -17,8 +19,9 @@ may create databases::
         [--repeat 1] [--db collector_bench_create] [--keep] [--json]
 
 The server is the one of ``DATABASE_URL`` if set (its database name is replaced by ``--db``),
-else ``postgres://postgres@127.0.0.1:5432``. Prints seconds and peak RSS; asserts no timing.
-Target (issue 4): under 10 s for 100,000 items on the 2-core machine, both ways.
+else ``postgres://postgres@127.0.0.1:5432``. Prints seconds, peak RSS and, when the server runs
+on this machine, the CPU seconds of the PostgreSQL backend that served ``create_study``; asserts
+no timing. Target: under 10 s for 100,000 items on the 2-core machine, both ways.
 """
 
 from __future__ import annotations
@@ -141,6 +144,17 @@ class PhaseTimer:
             setattr(owner, attr, original)
 
 
+def _backend_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a local process (the PostgreSQL backend), if visible."""
+    if urlsplit(os.environ["DATABASE_URL"]).hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_in_process(csv_path: str, m: int) -> dict[str, Any]:
     """Parse and create one study in this process; the per-phase seconds and peak RSS."""
     import django
@@ -151,7 +165,9 @@ def run_in_process(csv_path: str, m: int) -> dict[str, Any]:
     import ranking
     from collector.studies import bulk_sql, creating, importing
 
-    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
     timer = PhaseTimer()
     timer.wrap(creating, "_store_items", "areas_tokens_items")
     timer.wrap(ranking, "ballot_pairs", "ballot_pairs")
@@ -174,12 +190,15 @@ def run_in_process(csv_path: str, m: int) -> dict[str, Any]:
     on_commit = transaction.on_commit
     transaction.on_commit = on_commit_timed  # type: ignore[assignment]
     data = Path(csv_path).read_bytes()
+    backend_cpu0, python_cpu0 = _backend_cpu_seconds(backend), time.process_time()
     t0 = time.perf_counter()
     areas = importing.parse_tokens(data, max_bytes=10**9)
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
     study = creating.create_study(name="bench-create", areas=areas, m=m, **STUDY_ARGS)
     t_create = time.perf_counter() - t1
+    python_cpu = time.process_time() - python_cpu0
+    backend_cpu1 = _backend_cpu_seconds(backend)
     transaction.on_commit = on_commit  # type: ignore[assignment]
     timer.restore()
     phases = {k: round(v, 3) for k, v in timer.seconds.items()}
@@ -194,6 +213,12 @@ def run_in_process(csv_path: str, m: int) -> dict[str, Any]:
         "items": study.items.count(),
         "comparisons": ballot.comparisons.count(),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "python_cpu_seconds": round(python_cpu, 2),
+        "postgres_backend_cpu_seconds": (
+            None
+            if backend_cpu0 is None or backend_cpu1 is None
+            else round(backend_cpu1 - backend_cpu0, 2)
+        ),
     }
 
 
@@ -264,6 +289,10 @@ def main() -> None:
                 f"peak RSS {res['peak_rss_mb']} MB"
             )
             say("  phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in res["phases"].items()))
+            say(
+                f"  CPU: python {res['python_cpu_seconds']} s, "
+                f"postgres backend {res['postgres_backend_cpu_seconds']} s"
+            )
             cmd = run_command(f.name, args.db, args.m, run)
             report["command"].append(cmd)
             say(f"manage.py create_study: {cmd['seconds']:.2f} s, peak RSS {cmd['peak_rss_mb']} MB")

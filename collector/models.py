@@ -245,9 +245,20 @@ class Comparison(models.Model):
         ANSWERED = "answered", "Answered"
         VOID = "void", "Void (ballot closed before it was answered)"
 
-    ballot = models.ForeignKey(Ballot, on_delete=models.CASCADE, related_name="comparisons")
-    item_left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    item_right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    # No database constraint on the ballot and the two items, and no index on the items: a
+    # ballot of a million comparisons would run three million foreign-key checks at commit and
+    # maintain two more random-order indexes when it is stored, for nothing. Comparisons are
+    # written only by the ballot generator, from the study's own ids, and delete_study removes
+    # them by ballot before the ballots and items.
+    ballot = models.ForeignKey(
+        Ballot, on_delete=models.CASCADE, related_name="comparisons", db_constraint=False
+    )
+    item_left = models.ForeignKey(
+        Item, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
+    )
+    item_right = models.ForeignKey(
+        Item, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
+    )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     # No index of its own: comparison_outstanding finds open leases, and the plain index would
     # cost two more index entries per vote (a claim and an answer each write a new row version).

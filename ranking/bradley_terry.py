@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import choix
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sparse
@@ -101,6 +100,8 @@ def bradley_terry(
         wins = np.zeros((size, size))
         np.add.at(wins, (first, second), scores)
         np.add.at(wins, (second, first), 1.0 - scores)
+        import choix  # imported here: it loads scipy.stats (0.4 s) for every process otherwise
+
         params = choix.ilsr_pairwise_dense(
             wins, alpha=alpha / size, initial_params=start, max_iter=max_iter, tol=tol
         )

@@ -2,8 +2,10 @@
 
 A ballot of 100,000 items with M = 20 holds a million comparisons, so nothing here builds model
 instances per row: rows travel through PostgreSQL's ``COPY``, and updates are one statement over
-``unnest`` of array literals. These helpers hold no business rules: the lifecycle decides what
-to write and when.
+``unnest`` of array literals. A new study's rows get their ids beforehand
+(:func:`allocate_ids`) and skip the per-row foreign-key checks when allowed
+(:func:`rows_of_this_transaction`). These helpers hold no business rules: the lifecycle decides
+what to write and when.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collector.models import Comparison, Item, ItemScore, Vote
 
 log = logging.getLogger(__name__)
 
-_COPY_CHUNK = 200_000  # rows per COPY buffer: bounds memory at a few tens of MB
+_COPY_ROWS = 10_000  # rows per piece of a COPY stream: about 0.5 MB of text
 
 # Vote.choice as the first item's score in ranking's convention (left = first item of the pair).
 _CHOICE_SQL = "CASE v.choice WHEN 'left' THEN 2 WHEN 'tie' THEN 1 ELSE 0 END"
@@ -33,53 +35,146 @@ def _copy_value(value: Any) -> str:
     if isinstance(value, bool):
         return "t" if value else "f"
     text = str(value)
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def bulk_insert(
     model: type[models.Model], columns: dict[str, np.ndarray], constants: dict[str, Any]
 ) -> int:
-    """Insert ``len`` rows: ``columns`` maps field names to equal-length arrays.
+    """Insert ``len`` rows with one ``COPY``: ``columns`` maps field names to equal-length arrays.
 
     Fields not named in ``columns`` or ``constants`` get their model default (or NULL), so a
-    field added later with a default keeps working without touching this code.
+    field added later with a default keeps working without touching this code. The primary key
+    is left to the database unless ``columns`` gives it (ids from :func:`allocate_ids`).
+
+    Parameters
+    ----------
+    model : type of django.db.models.Model
+        The table to fill.
+    columns : dict of str to numpy.ndarray
+        Per-row values by field name (or attname, e.g. ``item_id``); all of the same length.
+    constants : dict of str to object
+        One value for every row, by field name.
+
+    Returns
+    -------
+    int
+        The number of rows inserted.
+
+    Notes
+    -----
+    The rows are formatted while PostgreSQL stores the previous ones: the text goes to the
+    server piece by piece (:class:`_CopyStream`), so formatting costs no wall time on two cores
+    and memory stays at one piece, not the whole table.
     """
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
     n = len(next(iter(columns.values())))
     names: list[str] = []
+    cells: list[str] = []  # a %s placeholder for a column, the escaped text for a constant
     arrays: list[Any] = []
-    fixed: list[Any] = []
-    for f in fields:
+    for f in model._meta.concrete_fields:
+        given = f.attname in columns or f.name in columns
+        if f.primary_key and not given:
+            continue
         names.append(connection.ops.quote_name(str(f.column)))
-        if f.attname in columns or f.name in columns:
+        if given:
             arrays.append(columns.get(f.attname, columns.get(f.name)))
-            fixed.append(None)
+            cells.append("%s")
+            continue
+        if f.attname in constants or f.name in constants:
+            value = constants.get(f.attname, constants.get(f.name))
+        elif f.has_default():
+            value = f.get_default()
+        elif getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+            value = timezone.now()
         else:
-            if f.attname in constants or f.name in constants:
-                value = constants.get(f.attname, constants.get(f.name))
-            elif f.has_default():
-                value = f.get_default()
-            elif getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-                value = timezone.now()
-            else:
-                value = None
-            arrays.append(None)
-            fixed.append(f.get_db_prep_save(value, connection) if value is not None else None)
+            value = None
+        fixed = f.get_db_prep_save(value, connection) if value is not None else None
+        cells.append(_copy_value(fixed).replace("%", "%%"))
     if n == 0:
         return 0
-    table = model._meta.db_table
+    sql = f"COPY {model._meta.db_table} ({', '.join(names)}) FROM STDIN"
+    stream = _CopyStream("\t".join(cells) + "\n", arrays, n)
     with connection.cursor() as cursor:
-        raw = cursor.cursor  # psycopg2 cursor under Django's wrapper
-        sql = f"COPY {table} ({', '.join(names)}) FROM STDIN"
-        for start in range(0, n, _COPY_CHUNK):
-            stop = min(n, start + _COPY_CHUNK)
-            parts = [
-                [_copy_value(c)] * (stop - start) if a is None else _text_column(a[start:stop])
-                for a, c in zip(arrays, fixed, strict=True)
-            ]
-            buf = io.StringIO("".join("\t".join(row) + "\n" for row in zip(*parts, strict=True)))
-            raw.copy_expert(sql, buf)
+        cursor.cursor.copy_expert(sql, stream)  # psycopg2 cursor under Django's wrapper
     return n
+
+
+class _CopyStream:
+    """A file-like object that formats COPY text rows on demand, ``_COPY_ROWS`` at a time.
+
+    psycopg2 reads it piece by piece and sends each piece at once, so PostgreSQL stores the
+    rows of one piece while the next one is formatted.
+
+    Parameters
+    ----------
+    row : str
+        One row of COPY text: ``%s`` where a column's value goes, constants already escaped.
+    arrays : list of numpy.ndarray
+        The columns' values, in the order of the placeholders.
+    n : int
+        Number of rows.
+    """
+
+    def __init__(self, row: str, arrays: list[Any], n: int):
+        self.row = row
+        self.arrays = arrays
+        self.n = n
+        self.start = 0
+
+    def read(self, size: int = -1) -> str:
+        """The next ``_COPY_ROWS`` rows (``size`` is ignored: psycopg2 takes any length)."""
+        if self.start >= self.n:
+            return ""
+        stop = min(self.n, self.start + _COPY_ROWS)
+        values = [_text_column(a[self.start : stop]) for a in self.arrays]
+        count, self.start = stop - self.start, stop
+        if not values:  # nothing but constants
+            return self.row * count
+        return "".join(map(self.row.__mod__, zip(*values, strict=True)))
+
+
+def _text_column(values: np.ndarray) -> list[Any]:
+    """COPY text of one column's values (ints as they are: ``%s`` formats them)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return arr.tolist()
+    return [_copy_value(v) for v in arr.tolist()]
+
+
+def allocate_ids(model: type[models.Model], n: int) -> np.ndarray:
+    """Reserve ``n`` new primary keys of ``model`` from its sequence, ascending.
+
+    Rows stored with :func:`bulk_insert` and these ids need not be read back to learn them.
+    ``nextval`` is never rolled back, so the ids stay unique even if the transaction fails.
+
+    Parameters
+    ----------
+    model : type of django.db.models.Model
+        A model whose primary key is an identity (or serial) column.
+    n : int
+        Number of ids.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,)
+        Unused ids, ascending (as ``bulk_create`` would assign them in row order).
+    """
+    if n <= 0:
+        return np.empty(0, dtype=np.int64)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_get_serial_sequence(%s, %s)",
+            [connection.ops.quote_name(model._meta.db_table), str(model._meta.pk.column)],
+        )
+        (sequence,) = cursor.fetchone()
+        literal = "'" + str(sequence).replace("'", "''") + "'"
+        buf = io.StringIO()
+        cursor.cursor.copy_expert(
+            f"COPY (SELECT nextval({literal}::regclass) FROM generate_series(1, {int(n)})) "
+            "TO STDOUT",
+            buf,
+        )
+    return np.sort(np.array(buf.getvalue().split(), dtype=np.int64))
 
 
 def analyze_after_commit(*tables: type[models.Model]) -> None:
@@ -100,13 +195,6 @@ def analyze_after_commit(*tables: type[models.Model]) -> None:
             log.warning("ANALYZE %s failed", names, exc_info=True)
 
     transaction.on_commit(analyze)
-
-
-def _text_column(values: np.ndarray) -> list[str]:
-    arr = np.asarray(values)
-    if arr.dtype.kind in "iu":
-        return [str(v) for v in arr.tolist()]
-    return [_copy_value(v) for v in arr.tolist()]
 
 
 def item_ids_by_index(study_id: int) -> np.ndarray:

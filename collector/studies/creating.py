@@ -188,26 +188,64 @@ def create_study(
 
 
 def _store_items(study: Study, areas: list[importing.AreaSpec]) -> np.ndarray:
-    area_rows = Area.objects.bulk_create(
-        [Area(study=study, name=a.name, position=i) for i, a in enumerate(areas)]
+    """Store the areas, their tokens and their items with COPY.
+
+    Ids come from the tables' sequences beforehand, ascending in file order as ``bulk_create``
+    would give them, so nothing is read back.
+
+    Parameters
+    ----------
+    study : Study
+        The saved study.
+    areas : list of importing.AreaSpec
+        Areas in file order, with their tokens and items (pairs of token positions).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``Item.id`` by ``Item.index``.
+    """
+    n_tokens = np.array([len(a.tokens) for a in areas], dtype=np.int64)
+    n_pairs = np.array([len(a.pairs) for a in areas], dtype=np.int64)
+    area_ids = bulk_sql.allocate_ids(Area, len(areas))
+    token_ids = bulk_sql.allocate_ids(Token, int(n_tokens.sum()))
+    item_ids = bulk_sql.allocate_ids(Item, int(n_pairs.sum()))
+    bulk_sql.bulk_insert(
+        Area,
+        {
+            "id": area_ids,
+            "name": np.array([a.name for a in areas], dtype=object),
+            "position": np.arange(len(areas)),
+        },
+        {"study_id": study.pk},
     )
-    tokens = Token.objects.bulk_create(
-        [Token(area=row, text=t) for row, a in zip(area_rows, areas, strict=True) for t in a.tokens]
+    bulk_sql.bulk_insert(
+        Token,
+        {
+            "id": token_ids,
+            "area_id": np.repeat(area_ids, n_tokens),
+            "text": np.array([t for a in areas for t in a.tokens], dtype=object),
+        },
+        {},
     )
-    cols: dict[str, list[int]] = {"area_id": [], "token_a_id": [], "token_b_id": []}
-    offset = 0
-    for row, spec in zip(area_rows, areas, strict=True):
-        ids = [t.pk for t in tokens[offset : offset + len(spec.tokens)]]
-        offset += len(spec.tokens)
-        for i, j in spec.pairs:
-            cols["area_id"].append(row.pk)
-            cols["token_a_id"].append(ids[i])
-            cols["token_b_id"].append(ids[j])
-    n = len(cols["area_id"])
-    arrays = {k: np.array(v, dtype=np.int64) for k, v in cols.items()}
-    arrays["index"] = np.arange(n, dtype=np.int64)
-    bulk_sql.bulk_insert(Item, arrays, {"study_id": study.pk})
-    return bulk_sql.item_ids_by_index(study.pk)
+    # Token positions within an area, shifted to positions in the study's token list.
+    first_token = np.concatenate([[0], np.cumsum(n_tokens)[:-1]])
+    pairs = np.concatenate(
+        [np.asarray(a.pairs, dtype=np.int64).reshape(-1, 2) + first_token[k]
+         for k, a in enumerate(areas)]
+    )  # fmt: skip
+    bulk_sql.bulk_insert(
+        Item,
+        {
+            "id": item_ids,
+            "index": np.arange(len(item_ids)),
+            "area_id": np.repeat(area_ids, n_pairs),
+            "token_a_id": token_ids[pairs[:, 0]],
+            "token_b_id": token_ids[pairs[:, 1]],
+        },
+        {"study_id": study.pk},
+    )
+    return item_ids
 
 
 def generate_ballot(
