@@ -115,11 +115,30 @@ EXAMPLE = OpenApiExample(
 )
 
 
-def validated(serializer: serializers.Serializer) -> dict[str, Any]:
-    """The serializer's data, or a 400 with one readable message (``field: problem``)."""
-    if not isinstance(serializer.initial_data, dict):
+def validated(serializer: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """``data`` validated by ``serializer``, else a 400 with one message (``field: problem``).
+
+    Each serializer class is instantiated once per process: a DRF serializer deep-copies its
+    fields at every instantiation (0.13 ms, a quarter of a vote's Python time), and validation
+    through ``run_validation`` keeps no state on the instance.
+    """
+    if not isinstance(data, dict):
         raise ValidationError({"detail": "Send a JSON object."})
-    if not serializer.is_valid():
-        field, problems = next(iter(serializer.errors.items()))
-        raise ValidationError({"detail": f"{field}: {problems[0]}"})
-    return dict(serializer.validated_data)
+    try:
+        return dict(_instance(serializer).run_validation(data))
+    except ValidationError as exc:
+        detail = exc.detail
+        field, problems = next(iter(detail.items())) if isinstance(detail, dict) else ("", detail)
+        raise ValidationError({"detail": f"{field}: {problems[0]}"}) from None
+
+
+_INSTANCES: dict[type[serializers.Serializer], serializers.Serializer] = {}
+
+
+def _instance(serializer: type[serializers.Serializer]) -> serializers.Serializer:
+    instance = _INSTANCES.get(serializer)
+    if instance is None:
+        instance = serializer()
+        instance.fields  # noqa: B018  (bound here, before the instance is shared)
+        _INSTANCES[serializer] = instance
+    return instance

@@ -124,7 +124,7 @@ def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
     if isinstance(voter, JsonResponse):
         return voter
     try:
-        data = validated(VoteRequest(data=json.loads(request.body)))
+        data = validated(VoteRequest, json.loads(request.body))
     except (ValueError, RecursionError):
         return JsonResponse({"detail": "Send a JSON object."}, status=400)
     except ValidationError as e:

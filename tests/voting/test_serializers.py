@@ -29,16 +29,16 @@ from collector.voting.serializers import MAX_RESPONSE_MS, VoteRequest, VoterRequ
 )
 def test_a_malformed_vote_is_refused_with_a_readable_message(body):
     with pytest.raises(ValidationError) as err:
-        validated(VoteRequest(data=body))
+        validated(VoteRequest, body)
     assert isinstance(err.value.detail, dict) and err.value.detail["detail"]
 
 
 def test_an_absurd_response_time_is_capped_at_the_columns_range():
-    data = validated(VoteRequest(data={"comparison_id": 3, "choice": "tie", "response_ms": 1e12}))
+    data = validated(VoteRequest, {"comparison_id": 3, "choice": "tie", "response_ms": 1e12})
     assert data == {"comparison_id": 3, "choice": "tie", "response_ms": MAX_RESPONSE_MS}
 
 
 @pytest.mark.parametrize("participant", [5, ["p"], {"id": "p"}, "x" * 201])
 def test_a_participant_id_must_be_a_short_string(participant):
     with pytest.raises(ValidationError):
-        validated(VoterRequest(data={"participant": participant}))
+        validated(VoterRequest, {"participant": participant})
