@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 
 from collector.models import Study, Voter
 from collector.voting import identity, store
-from collector.voting.identity import TOKEN_HEADER
+from collector.voting.identity import TOKEN_HEADER, TOKEN_META
 from collector.voting.serializers import (
     EXAMPLE,
     AssignmentShape,
@@ -39,8 +39,6 @@ from collector.voting.serializers import (
     error_responses,
     validated,
 )
-
-_TOKEN_META = "HTTP_" + TOKEN_HEADER.upper().replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -58,7 +56,7 @@ class VoterTokenAuthentication(BaseAuthentication):
     """
 
     def authenticate(self, request: Request) -> tuple[AnonymousUser, VoterAuth] | None:
-        token = request.META.get(_TOKEN_META)  # request.headers would copy every header first
+        token = request._request.META.get(TOKEN_META)  # not request.headers: a copy of all
         if not token:
             return None
         return AnonymousUser(), VoterAuth(token)
@@ -100,6 +98,11 @@ class JSONView(APIView):
     # JSON only, whatever the Accept header: no content negotiation on the hot path.
     renderer_classes = [JSONRenderer]
     parser_classes = [JSONParser]
+
+    @property
+    def default_response_headers(self) -> dict[str, str]:
+        # DRF lists the allowed methods in an Allow header on every response; a 405 still does.
+        return {}
 
     def perform_content_negotiation(
         self, request: Request, force: bool = False

@@ -26,6 +26,7 @@ from collector.models import Study, Voter
 
 # The voting API's voter credential (returned by POST /api/v1/studies/<slug>/voters).
 TOKEN_HEADER = "X-Voter-Token"
+TOKEN_META = "HTTP_X_VOTER_TOKEN"  # the header in request.META
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MAX_PARTICIPANT_LENGTH = 200
 

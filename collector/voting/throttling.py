@@ -19,6 +19,7 @@ with an unknown token is counted too, before it costs a query. A request without
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -33,7 +34,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from collector.voting.identity import TOKEN_HEADER
+from collector.voting.identity import TOKEN_META
 
 VOTING_NAMESPACE = "voting"
 VOTING_API_URLS = frozenset({"api-voters", "api-next", "api-votes"})
@@ -42,6 +43,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 log = logging.getLogger(__name__)
 
 
+@functools.lru_cache(maxsize=64)
 def parse_rate(rate: str | None) -> tuple[int, int] | None:
     """``"120/min"`` -> ``(120, 60)``; ``None`` or ``"none"`` -> ``None`` (no limit)."""
     if rate is None or rate.strip().lower() in ("", "none", "off"):
@@ -230,9 +232,10 @@ class VotingThrottle(BaseThrottle):
             return []
         if match.url_name not in VOTING_API_URLS:
             return []
-        address = self.get_ident(request)
+        raw = getattr(request, "_request", request)  # Django's: DRF's proxies every attribute
+        address = self.get_ident(raw)
         out = [("voting_ip", address)]
-        if token := request.headers.get(TOKEN_HEADER):
+        if token := raw.META.get(TOKEN_META):
             # Hashed: cache keys are not a place for credentials.
             out.append(("voting_token", hashlib.sha256(token.encode()).hexdigest()[:32]))
         if match.url_name == "api-voters" and request.method == "POST":
