@@ -1,7 +1,7 @@
 """Time the whole Table 2 (both variants) and weighted_kendall on 100,000-item rankings.
 
 Usage: ``python benchmarks/bench_ranking.py [EMBEDDING_CSV] [--sims 50] [--repeat 3]``
-(default CSV ``../shared/data/underlying_sim_samearea.csv``). Prints the best of
+(default: the paper's similarities shipped in ``ranking/data``). Prints the best of
 ``--repeat`` runs of each measurement; no asserts, figures only.
 """
 
@@ -28,7 +28,9 @@ from ranking import (  # noqa: E402 - the path line above makes the checkout imp
 )
 from ranking.simulated_studies import run_simulations, similarity_for  # noqa: E402
 
-DEFAULT_CSV = "../shared/data/underlying_sim_samearea.csv"
+DEFAULT_CSV = str(
+    Path(__file__).resolve().parent.parent / "ranking" / "data" / "underlying_sim_samearea.csv"
+)
 
 
 def best_of(repeat: int, function: Callable[..., object], *args: Any, **kwargs: Any) -> float:

@@ -1,4 +1,4 @@
-"""Pooled Bradley-Terry fit over the comparisons of all ballots (DESIGN.md section 4)."""
+"""Pooled Bradley-Terry fit over the comparisons of all ballots (docs/science.md)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from .simulated_voters import (
     SimulatedCrowd,
     assign_voters,
     load_similarities,
+    paper_embedding_similarities,
     true_ranks,
 )
 from .simulated_voters import underlying_similarity as _underlying_similarity
@@ -50,7 +51,7 @@ DESIGNS: tuple[str, ...] = ("uniform", "adaptive")
 
 @dataclass(frozen=True)
 class Variant:
-    """Which reading of the protocol a simulation follows (DESIGN.md section 3).
+    """Which reading of the protocol a simulation follows (docs/science.md, Table 2).
 
     ``paper`` follows the paper's text; ``reference-code`` switches on the six departures
     of the authors' simulation code, which produced the published Table 2.
@@ -120,18 +121,22 @@ def _variant(variant: str | Variant) -> Variant:
 
 
 def similarity_for(distribution: str, n_items: int, variant: str | Variant = "paper") -> FloatArray:
-    """Underlying similarities for ``exponential``, ``power_law`` or ``csv:PATH``.
+    """Underlying similarities for ``exponential``, ``power_law``, ``embedding`` or ``csv:PATH``.
 
-    A CSV file (column ``similarity``) fixes the number of items itself; ``n_items`` is then
+    ``embedding`` is the paper's 990 word2vec similarities (shipped with the package); it and a
+    CSV file (column ``similarity``) fix the number of items themselves: ``n_items`` is then
     ignored.
     """
     chosen = _variant(variant)
+    if distribution == "embedding":
+        return paper_embedding_similarities()
     if distribution.startswith("csv:"):
         return load_similarities(Path(distribution[4:]))
     if distribution in ("exponential", "power_law"):
         return _underlying_similarity(distribution, n_items, sqrt_power_law=chosen.sqrt_power_law)
     raise ValueError(
-        f"distribution must be 'exponential', 'power_law' or 'csv:PATH', got {distribution!r}"
+        "distribution must be 'exponential', 'power_law', 'embedding' or 'csv:PATH', "
+        f"got {distribution!r}"
     )
 
 
@@ -356,7 +361,8 @@ def table2(
 ) -> dict[str, Any]:
     """The setting of the paper's Table 2 (990 items, M=20, alpha=0.5, n_b=7, 100 voters).
 
-    The embedding rows are included only when ``embedding_csv`` is given; ``jobs`` worker
+    The embedding rows use the paper's similarities shipped with the package, or the CSV file
+    ``embedding_csv`` (column ``similarity``) when given; ``jobs`` worker
     processes share the simulations without changing the result. Returns the JSON
     object printed by ``python -m ranking.simulate table2 --json``; each row also carries
     ``published`` (the paper's mean and sd) when the paper reports that cell.
@@ -365,8 +371,12 @@ def table2(
     distributions: list[tuple[str, FloatArray]] = [
         (name, similarity_for(name, 990, chosen)) for name in ("exponential", "power_law")
     ]
-    if embedding_csv is not None:
-        distributions.append(("embedding", load_similarities(embedding_csv)))
+    embedding = (
+        paper_embedding_similarities()
+        if embedding_csv is None
+        else load_similarities(embedding_csv)
+    )
+    distributions.append(("embedding", embedding))
     start = time.perf_counter()
     rows = []
     comparisons: dict[str, int] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.resources
 import math
 from pathlib import Path
 from typing import Literal
@@ -17,6 +18,7 @@ __all__ = [
     "assign_voters",
     "load_similarities",
     "true_ranks",
+    "paper_embedding_similarities",
     "underlying_similarity",
 ]
 
@@ -45,6 +47,17 @@ def underlying_similarity(kind: str, n_items: int, *, sqrt_power_law: bool = Tru
         base = np.sqrt(index) if sqrt_power_law else index
         return 2.0 / (1.0 + base) - 1.0
     raise ValueError(f"kind must be 'exponential' or 'power_law', got {kind!r}")
+
+
+def paper_embedding_similarities() -> FloatArray:
+    """The 990 cosine similarities of the paper's "embedding" distribution (Section 4.1.1).
+
+    All pairs of 45 tokens of one semantic area (Sales & Marketing) in a word2vec model trained
+    on resumes, largest first; shipped with the package (``ranking/data``).
+    """
+    resource = importlib.resources.files("ranking") / "data" / "underlying_sim_samearea.csv"
+    with importlib.resources.as_file(resource) as path:
+        return load_similarities(path)
 
 
 def load_similarities(path: str | Path, column: str = "similarity") -> FloatArray:

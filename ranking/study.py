@@ -173,7 +173,7 @@ def close_ballot(
     rng : numpy.random.Generator
         Breaks ties in the selection.
     estimator : {"rescaled_borda", "bradley_terry"}, optional
-        Score used for selection and final ranking (DESIGN.md section 4).
+        Score used for selection and final ranking (docs/science.md).
     select_by : {"score", "x"}, optional
         ``"x"`` selects by this ballot's Borda score instead, as the authors' code does.
     lagged_running_mean : bool, optional

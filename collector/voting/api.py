@@ -7,6 +7,7 @@ rules run in :mod:`collector.voting.store`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import (
     AuthenticationFailed,
     NotFound,
+    ParseError,
     PermissionDenied,
 )
 from rest_framework.parsers import JSONParser
@@ -92,6 +94,21 @@ def _refuse(e: store.VoteRejected, slug: str) -> Response:
     if e.reason == "unknown_voter":
         raise AuthenticationFailed(e.detail)
     return Response({"detail": e.detail}, status=e.status_code)
+
+
+def json_body(request: Request) -> Any:
+    """The request's JSON body, as DRF's JSONParser (this view's only parser) would read it.
+
+    ``json.loads`` on the bytes Django has already read: DRF's parser machinery (content-type
+    negotiation, a stream decoder) costs a tenth of the vote's Python time for the same result.
+    """
+    body = request._request.body
+    if not body:
+        return {}
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
+        raise ParseError(f"JSON parse error - {exc}") from None
 
 
 class JSONView(APIView):
@@ -184,7 +201,7 @@ class Votes(VoterTokenView):
         voter = self.voter(request, slug)
         try:
             try:
-                data = validated(VoteRequest, request.data)
+                data = validated(VoteRequest, json_body(request))
             except Exception:
                 store.check_voter(voter)  # the token's errors (401, 403, 404) come first
                 raise

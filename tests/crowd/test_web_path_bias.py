@@ -1,11 +1,11 @@
 """The web path adds no bias: the simulated crowd through HTTP ranks as well as offline.
 
 The load generator (collector/rehearsal/crowd.py) plays ranking's simulated crowd against
-pytest-django's live server, with the real Celery worker closing the ballots, for a small adaptive study. Its
-final ranking's rho_w and rho must fall where ranking's offline simulator puts them for the same
-parameters: within four offline standard deviations of the offline mean for each run (a false
-alarm about once in 15,000 runs), and the mean of the runs within three standard errors. A web
-path that mixed up left and right, item ids, or voters' identities lands far outside.
+pytest-django's live server, with the real Celery worker closing the ballots, for a small adaptive
+study. Its final ranking's rho_w and rho must fall where ranking's offline simulator puts them for
+the same parameters: within four offline standard deviations of the offline mean for each run (a
+false alarm about once in 15,000 runs), and the mean of the runs within three standard errors. A
+web path that mixed up left and right, item ids, or voters' identities lands far outside.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Pooled Bradley-Terry fit (DESIGN.md section 4)."""
+"""Pooled Bradley-Terry fit over the comparisons of all ballots."""
 
 from __future__ import annotations
 

@@ -164,3 +164,10 @@ def test_the_command_line_refuses_a_missing_csv(capsys: pytest.CaptureFixture[st
         main(["run", "--dist", "csv:/nonexistent/sim.csv", "--sims", "1"])
     assert exit_info.value.code == 2
     assert "nonexistent" in capsys.readouterr().err
+
+
+def test_the_embedding_distribution_is_the_papers_990_similarities_shipped_with_the_package():
+    z = similarity_for("embedding", 5)
+    assert z.shape == (990,)
+    assert z[0] == pytest.approx(0.7651831122838377) and np.all(np.diff(z) <= 0)
+    assert np.all((z >= -1) & (z <= 1))

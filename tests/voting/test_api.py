@@ -213,11 +213,13 @@ def test_voting_with_bad_input_is_400(api, token, body):
     assert not Vote.objects.exists()
 
 
-def test_voting_with_a_malformed_json_body_is_400(api, token):
+@pytest.mark.parametrize("body", ["{nope", "[" * 100_000 + "]" * 100_000, '"a string"'])
+def test_voting_with_a_malformed_json_body_is_400_in_json(api, token, body):
     r = api.post(
-        "/api/v1/studies/sales/votes", "{nope", content_type="application/json", **auth(token)
+        "/api/v1/studies/sales/votes", body, content_type="application/json", **auth(token)
     )
     assert r.status_code == 400
+    assert r.json()["detail"]
     assert not Vote.objects.exists()
 
 
