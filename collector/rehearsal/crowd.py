@@ -49,6 +49,8 @@ import aiohttp
 import numpy as np
 
 import ranking
+from collector.rehearsal import summary_text
+from collector.rehearsal.summary_text import percentile
 
 CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
 RETRYABLE = frozenset({429, 500, 502, 503, 504})
@@ -213,10 +215,6 @@ class DjangoAdmin:
         from django.db import connections
 
         connections.close_all()
-
-
-def _percentile(values: list[float], q: float) -> float | None:
-    return round(float(np.percentile(values, q)), 2) if values else None
 
 
 class Crowd:
@@ -431,8 +429,8 @@ def summarize(
         "wall_seconds": round(wall, 2),
         "client_cpu_seconds": round(t.client_cpu, 3),
         "client_cpu_ms_per_request": round(1000 * t.client_cpu / max(1, t.requests), 3),
-        **{f"p{q}_ms": _percentile(t.busy_vote_ms, q) for q in (50, 95, 99)},
-        **{f"all_p{q}_ms": _percentile(t.vote_ms, q) for q in (50, 95, 99)},
+        **{f"p{q}_ms": percentile(t.busy_vote_ms, q) for q in (50, 95, 99)},
+        **{f"all_p{q}_ms": percentile(t.vote_ms, q) for q in (50, 95, 99)},
         "errors": dict(sorted(t.errors.items())),
         "errors_total": sum(t.errors.values()),
         "ballots": audit["ballots"],
@@ -445,27 +443,6 @@ def summarize(
         metrics = {k: round(v, 4) for k, v in found.items()}
     out.update(metrics)
     return out
-
-
-def format_summary(s: dict[str, Any]) -> str:
-    lines = [
-        f"{s['voters']} voters, think {s['think_ms']:g} ms, {s['items']} items: study "
-        f"{s['study_status']}{' (TIMED OUT)' if s['timed_out'] else ''} in {s['wall_seconds']} s",
-        f"votes sent {s['votes_sent']}, acknowledged {s['votes_acknowledged']}, stored "
-        f"{s['votes_stored']}, lost {s['lost']}, duplicated {s['duplicated']}",
-        f"sustained (crowd busy {s['busy_seconds']} s): {s['votes_per_second']} votes/s, "
-        f"vote-and-next p50 {s['p50_ms']} ms, p95 {s['p95_ms']} ms, p99 {s['p99_ms']} ms",
-        f"whole run: {s['votes_per_second_open']} votes/s while ballots were open "
-        f"({s['voting_seconds']} s; {s['votes_per_second_overall']} overall), p50 "
-        f"{s['all_p50_ms']} ms, p95 {s['all_p95_ms']} ms, p99 {s['all_p99_ms']} ms",
-        f"errors {s['errors'] or 'none'}; arrivals {s['arrivals']}, requests {s['requests']} "
-        f"(load generator CPU {s['client_cpu_ms_per_request']} ms per request)",
-        f"time in closing per ballot (s): {s['closing_seconds']}",
-        "ranking vs truth: "
-        + ", ".join(f"{k} {s[k]}" for k in ranking.METRICS)
-        + ("" if s["rho_w"] is not None else " (study not finished)"),
-    ]
-    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -506,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = config_from_args(args)
     setup_django()
     summary = asyncio.run(run_crowd(cfg))
-    print(format_summary(summary))
+    print(summary_text.format_summary(summary))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     return 0 if summary["lost"] == 0 and summary["duplicated"] == 0 else 1

@@ -39,7 +39,7 @@ from typing import Any
 
 import httpx
 
-from collector.rehearsal import crowd
+from collector.rehearsal import summary_text
 from collector.rehearsal.pgbouncer import PgBouncer
 
 # Where the project's packages (collector, config) are importable from: the subprocesses' cwd.
@@ -316,7 +316,7 @@ def run(args: argparse.Namespace) -> int:
     spent["load_generator"] = 1000 * summary["client_cpu_seconds"] / votes
     spent["total"] = sum(spent.values())
     summary["cpu_ms_per_vote"] = {k: round(v, 3) for k, v in spent.items()}
-    print(crowd.format_summary(summary))
+    print(summary_text.format_summary(summary))
     print(f"CPU calibration (a fixed Python loop): {calibration} s")
     print(
         "CPU ms per vote: " + ", ".join(f"{k} {v}" for k, v in summary["cpu_ms_per_vote"].items())
