@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 DATABASE_DOWN_RETRY_SECONDS = 2
+DATABASE_DOWN_DETAIL = "The database is briefly unavailable; retry the same request."
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -16,7 +17,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         # A database restart: nothing was stored (the transaction rolled back), so the client
         # may resend the same request; say so instead of an HTML 500.
         return Response(
-            {"detail": "The database is briefly unavailable; retry the same request."},
+            {"detail": DATABASE_DOWN_DETAIL},
             status=503,
             headers={"Retry-After": str(DATABASE_DOWN_RETRY_SECONDS)},
         )

@@ -167,8 +167,7 @@ CACHES = {
 THROTTLE_SYNC_SECONDS = env.float("THROTTLE_SYNC_SECONDS", default=0.1)
 
 REST_FRAMEWORK = {
-    # Voting API only (the class ignores every other view); "none" switches a limit off.
-    "DEFAULT_THROTTLE_CLASSES": ["collector.voting.throttling.VotingThrottle"],
+    # The voting API's limits (collector.voting.throttling); "none" switches a limit off.
     "DEFAULT_THROTTLE_RATES": {
         # A person answers at most one comparison every second or two.
         "voting_token": env.str("VOTING_TOKEN_RATE", default="120/min"),

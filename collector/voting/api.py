@@ -1,34 +1,44 @@
 """The voting API: register a voter, get the next comparison, vote (and get the next one).
 
 Voters authenticate with the ``X-Voter-Token`` header (no session, so no CSRF). Each endpoint is
-one DRF view: its serializers validate the request and are what the OpenAPI schema shows; the
-rules run in :mod:`collector.voting.store`.
+one class that both serves the request and is what the OpenAPI schema describes: drf-spectacular
+reads its ``extend_schema``, serializers, authentication and throttle classes, and
+:meth:`VotingEndpoint.as_view` serves it as a plain Django view that runs those same classes.
+DRF's own dispatch (its request wrapper, content negotiation, response rendering) would cost a
+fifth of the vote's Python time for the same answer. The rules run in
+:mod:`collector.voting.store`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser
-from django.http import JsonResponse
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import extend_schema
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import (
+    APIException,
     AuthenticationFailed,
+    MethodNotAllowed,
+    NotAuthenticated,
     NotFound,
     ParseError,
     PermissionDenied,
+    Throttled,
 )
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import JSONRenderer
-from rest_framework.request import Request
-from rest_framework.response import Response
+from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
+from collector.api_errors import DATABASE_DOWN_DETAIL, DATABASE_DOWN_RETRY_SECONDS
 from collector.models import Study, Voter
 from collector.voting import identity, store
 from collector.voting.identity import TOKEN_HEADER, TOKEN_META
@@ -41,6 +51,7 @@ from collector.voting.serializers import (
     error_responses,
     validated,
 )
+from collector.voting.throttling import VotingThrottle
 
 
 @dataclass(frozen=True)
@@ -57,20 +68,20 @@ class VoterTokenAuthentication(BaseAuthentication):
     Lazy: no database work here (the throttles run next, so an unknown token is counted too).
     """
 
-    def authenticate(self, request: Request) -> tuple[AnonymousUser, VoterAuth] | None:
-        token = request._request.META.get(TOKEN_META)  # not request.headers: a copy of all
+    def authenticate(self, request: Any) -> tuple[None, VoterAuth] | None:
+        token = request.META.get(TOKEN_META)  # not request.headers: a copy of all of them
         if not token:
             return None
-        return AnonymousUser(), VoterAuth(token)
+        return None, VoterAuth(token)
 
-    def authenticate_header(self, request: Request) -> str:
-        return TOKEN_HEADER  # makes DRF answer 401 (not 403) when the header is missing
+    def authenticate_header(self, request: Any) -> str:
+        return TOKEN_HEADER  # the 401's WWW-Authenticate
 
 
 class HasVoterToken(BasePermission):
     message = f"Send the voter token in the {TOKEN_HEADER} header."
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Any, view: Any) -> bool:
         return isinstance(request.auth, VoterAuth)
 
 
@@ -82,64 +93,105 @@ class VoterTokenScheme(OpenApiAuthenticationExtension):
         return {"type": "apiKey", "in": "header", "name": TOKEN_HEADER}
 
 
-# --- Views ------------------------------------------------------------------------------------
+def json_body(request: HttpRequest) -> Any:
+    """The request's JSON body (``{}`` when empty); malformed or absurdly nested JSON is a 400."""
+    if not request.body:
+        return {}
+    try:
+        return json.loads(request.body)
+    except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
+        raise ParseError(f"JSON parse error - {exc}") from None
 
 
-def _refuse(e: store.VoteRejected, slug: str) -> Response:
-    """The voter's refusals as DRF's (401 with its header, 403 or 404), the others as they are."""
+def _error(exc: APIException, headers: dict[str, str] | None = None) -> JsonResponse:
+    detail = exc.detail
+    body = detail if isinstance(detail, dict) else {"detail": detail}
+    return JsonResponse(body, status=exc.status_code, headers=headers, safe=False)
+
+
+class VotingEndpoint(APIView):
+    """One endpoint of the voting API, served by :meth:`as_view` (see the module docstring).
+
+    A request runs: the method's handler lookup (405), the authentication class (at most one),
+    the permission classes (401), the throttle classes (429 with ``Retry-After``), then the
+    handler, called with Django's request and the authentication's result. API errors and a
+    lost database connection (a retryable 503) answer JSON, as the rest of the API does.
+    """
+
+    authentication_classes: list[type[BaseAuthentication]] = []
+    permission_classes: list[type[BasePermission]] = []
+    throttle_classes: list[type[BaseThrottle]] = [VotingThrottle]
+    renderer_classes = [JSONRenderer]  # for the schema: every answer is JSON
+    parser_classes = [JSONParser]
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> Callable[..., JsonResponse]:
+        endpoint = cls(**initkwargs)  # handlers keep no state on the instance: one per process
+        authenticators = [a() for a in cls.authentication_classes]
+        permissions = [p() for p in cls.permission_classes]
+
+        def view(request: HttpRequest, **kwargs: Any) -> JsonResponse:
+            method = request.method.lower() if request.method else ""
+            handler = getattr(endpoint, method, None) if method in cls.http_method_names else None
+            try:
+                if handler is None:
+                    allowed = ", ".join(m.upper() for m in endpoint._allowed_methods())
+                    return _error(MethodNotAllowed(request.method), {"Allow": allowed})
+                found = next(
+                    (r for a in authenticators if (r := a.authenticate(request))), (None, None)
+                )
+                request.auth = found[1]  # type: ignore[attr-defined]
+                for permission in permissions:
+                    if not permission.has_permission(request, endpoint):
+                        header = authenticators[0].authenticate_header(request)
+                        exc = NotAuthenticated(getattr(permission, "message", None))
+                        return _error(exc, {"WWW-Authenticate": header})
+                for throttle_class in cls.throttle_classes:
+                    throttle = throttle_class()
+                    if not throttle.allow_request(request, endpoint):
+                        wait = throttle.wait()
+                        headers = {"Retry-After": str(int(wait))} if wait else None
+                        return _error(Throttled(wait), headers)
+                return handler(request, **kwargs)
+            except AuthenticationFailed as exc:
+                header = authenticators[0].authenticate_header(request)
+                return _error(exc, {"WWW-Authenticate": header})
+            except APIException as exc:
+                return _error(exc)
+            except (OperationalError, InterfaceError):
+                return JsonResponse(
+                    {"detail": DATABASE_DOWN_DETAIL},
+                    status=503,
+                    headers={"Retry-After": str(DATABASE_DOWN_RETRY_SECONDS)},
+                )
+
+        view.cls = cls  # type: ignore[attr-defined]  # how DRF's schema generators find it
+        view.initkwargs = initkwargs  # type: ignore[attr-defined]
+        return csrf_exempt(view)
+
+
+class VoterTokenEndpoint(VotingEndpoint):
+    authentication_classes = [VoterTokenAuthentication]
+    permission_classes = [HasVoterToken]
+
+    @staticmethod
+    def voter(request: HttpRequest, slug: str) -> store.VoterToken:
+        auth: VoterAuth = request.auth  # type: ignore[attr-defined]
+        return store.VoterToken(auth.token, slug)
+
+
+def _refuse(e: store.VoteRejected, slug: str) -> JsonResponse:
+    """The voter's refusals as the API's errors (401 with its header, 403 or 404)."""
     if e.reason == "wrong_study":
         if Study.objects.filter(slug=slug).exists():
             raise PermissionDenied(e.detail)
         raise NotFound("No such study.")
     if e.reason == "unknown_voter":
         raise AuthenticationFailed(e.detail)
-    return Response({"detail": e.detail}, status=e.status_code)
+    return JsonResponse({"detail": e.detail}, status=e.status_code)
 
 
-def json_body(request: Request) -> Any:
-    """The request's JSON body, as DRF's JSONParser (this view's only parser) would read it.
-
-    ``json.loads`` on the bytes Django has already read: DRF's parser machinery (content-type
-    negotiation, a stream decoder) costs a tenth of the vote's Python time for the same result.
-    """
-    body = request._request.body
-    if not body:
-        return {}
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
-        raise ParseError(f"JSON parse error - {exc}") from None
-
-
-class JSONView(APIView):
-    # JSON only, whatever the Accept header: no content negotiation on the hot path.
-    renderer_classes = [JSONRenderer]
-    parser_classes = [JSONParser]
-
-    @property
-    def default_response_headers(self) -> dict[str, str]:
-        # DRF lists the allowed methods in an Allow header on every response; a 405 still does.
-        return {}
-
-    def perform_content_negotiation(
-        self, request: Request, force: bool = False
-    ) -> tuple[JSONRenderer, str]:
-        return JSONRenderer(), JSONRenderer.media_type
-
-
-class VoterTokenView(JSONView):
-    authentication_classes = [VoterTokenAuthentication]
-    permission_classes = [HasVoterToken]
-
-    def voter(self, request: Request, slug: str) -> store.VoterToken:
-        auth: VoterAuth = request.auth
-        return store.VoterToken(auth.token, slug)
-
-
-class CreateVoter(JSONView):
-    authentication_classes: list[type[BaseAuthentication]] = []
-    permission_classes: list[type[BasePermission]] = []
-
+class CreateVoter(VotingEndpoint):
     @extend_schema(
         operation_id="voting_create_voter",
         summary="Register a voter",
@@ -149,21 +201,21 @@ class CreateVoter(JSONView):
         responses={201: VoterShape, 200: VoterShape, **error_responses(400, 404)},
         tags=["voting"],
     )
-    def post(self, request: Request, slug: str) -> Response:
+    def post(self, request: HttpRequest, slug: str) -> JsonResponse:
         study = Study.objects.filter(slug=slug).first()
         if study is None:
             raise NotFound("No such study.")
-        participant = validated(VoterRequest, request.data).get("participant", "").strip()
+        participant = validated(VoterRequest, json_body(request)).get("participant", "").strip()
         who = (
             identity.Identity(Voter.Source.PARTICIPANT, participant)
             if participant
             else identity.Identity()
         )
         voter, created = identity.get_or_create_voter(study, who)
-        return Response({"token": voter.token}, status=201 if created else 200)
+        return JsonResponse({"token": voter.token}, status=201 if created else 200)
 
 
-class NextComparison(VoterTokenView):
+class NextComparison(VoterTokenEndpoint):
     @extend_schema(
         operation_id="voting_next",
         summary="The voter's next comparison",
@@ -173,7 +225,7 @@ class NextComparison(VoterTokenView):
         examples=[EXAMPLE],
         tags=["voting"],
     )
-    def get(self, request: Request, slug: str) -> Response:
+    def get(self, request: HttpRequest, slug: str) -> JsonResponse:
         try:
             a = store.next_assignment(self.voter(request, slug))
         except store.VoteRejected as e:
@@ -181,7 +233,7 @@ class NextComparison(VoterTokenView):
         return JsonResponse(a.as_dict())
 
 
-class Votes(VoterTokenView):
+class Votes(VoterTokenEndpoint):
     @extend_schema(
         operation_id="voting_vote",
         summary="Vote, and get the next comparison",
@@ -197,7 +249,7 @@ class Votes(VoterTokenView):
         examples=[EXAMPLE],
         tags=["voting"],
     )
-    def post(self, request: Request, slug: str) -> Response:
+    def post(self, request: HttpRequest, slug: str) -> JsonResponse:
         voter = self.voter(request, slug)
         try:
             try:
@@ -210,6 +262,4 @@ class Votes(VoterTokenView):
             )
         except store.VoteRejected as e:
             return _refuse(e, slug)
-        # Django's JsonResponse, which DRF passes through: its Response and renderer cost a
-        # tenth of the vote's Python time, for the same bytes.
         return JsonResponse(a.as_dict(), status=201 if created else 200)

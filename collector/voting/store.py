@@ -1,6 +1,6 @@
 """Handing out comparisons and recording votes: Python's side of the voting rules.
 
-The rules live in one SQL function, ``collector_vote_v1`` (``sql/vote_v1.sql``, created by a
+The rules live in one SQL function, ``collector_vote_v2`` (``sql/vote_v2.sql``, created by a
 migration): in one round trip it stores a vote or says exactly why not, and hands the voter their
 next comparison. This module calls it, turns a refusal into :class:`VoteRejected` (an HTTP status
 and a message) and tells the lifecycle when a ballot may have received its last vote.
@@ -64,8 +64,8 @@ REFUSALS: dict[str, tuple[int, str]] = {
     "quota_reached": (409, "You have answered all the comparisons you may in this ballot."),
 }
 _VOTE_SQL = (
-    "SELECT * FROM collector_vote_v1(%s::text, %s::bigint, %s::text, %s::bigint, %s::varchar,"
-    " %s::integer, %s::timestamptz, %s::integer, %s::boolean)"
+    "SELECT * FROM collector_vote_v2(%s::text, %s::bigint, %s::text, %s::bigint, %s::varchar,"
+    " %s::integer, %s::timestamptz, %s::boolean)"
 )
 
 
@@ -172,7 +172,7 @@ class VoterToken(NamedTuple):
 
 
 class _Result(NamedTuple):
-    """A row of ``collector_vote_v1`` (its OUT columns, in order)."""
+    """A row of ``collector_vote_v2`` (its OUT columns, in order)."""
 
     outcome: str
     voter: int | None
@@ -208,9 +208,8 @@ def _call(
         who: tuple[str | None, int | None, str | None] = (voter.token, None, voter.slug)
     else:
         who = (None, voter.pk, None)
-    probe = lifecycle.TAIL_LOCK_THRESHOLD + 1
     with connection.cursor() as cur:
-        cur.execute(_VOTE_SQL, [*who, cid, choice, response_ms, now, probe, hand_out])
+        cur.execute(_VOTE_SQL, [*who, cid, choice, response_ms, now, hand_out])
         row = cur.fetchone()
     result = _Result._make([*row[:16], tuple(row[16:22]), tuple(row[22:28])])
     refusal = REFUSALS.get(result.outcome)

@@ -1,9 +1,9 @@
 """Rate limits of the voting API: per voter token and per client address (429 + Retry-After).
 
-Configured in ``settings.REST_FRAMEWORK`` (``DEFAULT_THROTTLE_CLASSES``, rates from the
-environment: ``VOTING_TOKEN_RATE``, ``VOTING_IP_RATE``, ``VOTING_REGISTER_RATE``; ``none`` turns a
-limit off). The class applies only to the voting API's views and lets every other view through,
-so the staff API and the schema are not limited.
+The voting API's endpoints (:mod:`collector.voting.api`) run :class:`VotingThrottle`; its rates are
+``settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, from the environment: ``VOTING_TOKEN_RATE``,
+``VOTING_IP_RATE``, ``VOTING_REGISTER_RATE``; ``none`` turns a limit off. The staff API and the
+schema are not limited.
 
 DRF's ``SimpleRateThrottle`` keeps a list of timestamps per key and rewrites it on every request:
 at a per-address rate of thousands a minute that list is tens of kilobytes pickled per vote. These
@@ -11,10 +11,10 @@ classes count in fixed windows instead, in memory, shared with the other web pro
 the cache in batches (:class:`SharedCounters`). Fixed windows allow at most twice the rate across
 a window boundary: fine for abuse control.
 
-DRF checks throttles after authentication, but the voter token's authentication does no database
-work (the views look the token up in the statement that reads the voter's context): a request
-with an unknown token is counted too, before it costs a query. A request without a token gets its
-401 before the throttles.
+The endpoints check throttles after authentication, but the voter token's authentication does no
+database work (the views look the token up in the statement that reads the voter's context): a
+request with an unknown token is counted too, before it costs a query. A request without a token
+gets its 401 before the throttles.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
-from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
@@ -225,28 +224,27 @@ class VotingThrottle(BaseThrottle):
     def __init__(self) -> None:
         self.wait_seconds: float | None = None
 
-    def limits(self, request: Request | HttpRequest) -> list[tuple[str, str]]:
+    def limits(self, request: HttpRequest) -> list[tuple[str, str]]:
         """``(scope, ident)`` of every limit that applies to this request."""
         match = getattr(request, "resolver_match", None)
         if match is None or match.namespace != VOTING_NAMESPACE:
             return []
         if match.url_name not in VOTING_API_URLS:
             return []
-        raw = getattr(request, "_request", request)  # Django's: DRF's proxies every attribute
-        address = self.get_ident(raw)
+        address = self.get_ident(request)
         out = [("voting_ip", address)]
-        if token := raw.META.get(TOKEN_META):
+        if token := request.META.get(TOKEN_META):
             # Hashed: cache keys are not a place for credentials.
             out.append(("voting_token", hashlib.sha256(token.encode()).hexdigest()[:32]))
         if match.url_name == "api-voters" and request.method == "POST":
             out.append(("voting_register", address))
         return out
 
-    def allow_request(self, request: Request | HttpRequest, view: Any) -> bool:
+    def allow_request(self, request: HttpRequest, view: Any) -> bool:
         self.wait_seconds = self._wait(request)
         return self.wait_seconds is None
 
-    def _wait(self, request: Request | HttpRequest) -> float | None:
+    def _wait(self, request: HttpRequest) -> float | None:
         """Count the request; None if every limit allows it, else the seconds to wait."""
         # Rates are read at request time (not import time), so override_settings works.
         rates = api_settings.DEFAULT_THROTTLE_RATES

@@ -15,13 +15,12 @@ pages = [
     path("answer", views.answer_json, name="answer"),
 ]
 
-api_urls = [
-    path("voters", api.CreateVoter.as_view(), name="api-voters"),
-    path("next", api.NextComparison.as_view(), name="api-next"),
-    path("votes", api.Votes.as_view(), name="api-votes"),
-]
+API = "api/v1/studies/<slug:slug>/"
 
+# The API's paths in full, first: the vote resolves without descending into a nested include.
 urlpatterns = [
+    path(API + "votes", api.Votes.as_view(), name="api-votes"),
+    path(API + "next", api.NextComparison.as_view(), name="api-next"),
+    path(API + "voters", api.CreateVoter.as_view(), name="api-voters"),
     path("s/<slug:slug>/", include(pages)),
-    path("api/v1/studies/<slug:slug>/", include(api_urls)),
 ]

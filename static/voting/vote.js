@@ -141,4 +141,5 @@
   });
 
   announce.textContent = "Question " + (state.progress.answered + 1) + ": " + pairText(state.comparison.left) + ", or " + pairText(state.comparison.right) + ".";
+  setBusy(false); // ready: the buttons were disabled until now
 })();

@@ -1,4 +1,4 @@
-"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v1.
+"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v2.
 
 These tests commit (``transaction=True``), as the web server does: each call of the function is
 its own transaction, so what it stores or refuses is seen as another request would see it.
@@ -36,7 +36,7 @@ def test_a_vote_and_the_next_claim_are_one_statement(make_study):
     c = store.next_comparison(voter)
     with CaptureQueriesContext(connection) as ctx:
         stored, created, nxt = store.vote_and_next(VoterToken(voter.token, "one"), c.id, "left")
-    assert len(ctx.captured_queries) == 1 and "collector_vote_v1" in ctx.captured_queries[0]["sql"]
+    assert len(ctx.captured_queries) == 1 and "collector_vote_v2" in ctx.captured_queries[0]["sql"]
     assert created and Vote.objects.get(id=stored.id).comparison_id == c.id
     assert Comparison.objects.get(id=c.id).status == "answered"
     assert nxt.pair is not None and Comparison.objects.get(id=nxt.pair.id).leased_to_id == voter.id
@@ -180,3 +180,26 @@ def test_the_last_vote_closes_the_ballot_through_the_worker(make_study, celery_w
     assert not ballot.comparisons.filter(status="open").exists()
     wait_until_closed(ballot.id, timeout=60)  # by the worker; raises if it never happens
     assert Ballot.objects.filter(study=study, number=2).exists()
+
+
+@pytest.mark.parametrize(
+    "open_after", [lifecycle.TAIL_LOCK_THRESHOLD, lifecycle.TAIL_LOCK_THRESHOLD + 1]
+)
+def test_the_engine_hears_of_a_vote_exactly_when_the_tail_threshold_is_reached(
+    make_study, monkeypatch, open_after
+):
+    # The function's open-comparison probe stops at a constant: it must be the engine's
+    # threshold plus one, or a ballot's tail would go unnoticed (or cost a lock too early).
+    heard: list[int] = []
+    monkeypatch.setattr(
+        lifecycle, "note_vote_recorded", lambda b, open_left: heard.append(open_left)
+    )
+    study = make_study(slug="probe", n_items=40, m=8, cap=5)
+    voter = Voter.objects.create(study=study)
+    c = store.next_comparison(voter)
+    others = Comparison.objects.filter(ballot_id=c.ballot_id, status="open").exclude(id=c.id)
+    assert others.count() > open_after
+    keep = list(others.order_by("slot").values_list("id", flat=True)[:open_after])
+    others.exclude(id__in=keep).update(status="void")
+    store.vote_and_next(voter, c.id, "left", hand_out=False)
+    assert heard == ([open_after] if open_after <= lifecycle.TAIL_LOCK_THRESHOLD else [])
