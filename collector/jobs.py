@@ -1,5 +1,5 @@
-"""Sending the background jobs: the lifecycle asks for a ballot's close here, by task name, so it
-never imports the Celery task module (which imports the lifecycle)."""
+"""Sending the background jobs by task name: the lifecycle asks for a ballot's close here, and a
+submitted evaluation for its run, so neither imports the Celery task module (which imports them)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.db import transaction
 log = logging.getLogger(__name__)
 
 CLOSE_BALLOT = "collector.tasks.close_ballot"
+EVALUATE_MODEL = "collector.tasks.evaluate_model"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
@@ -37,3 +38,16 @@ def send_close_ballot(ballot_id: int) -> None:
         )
     except Exception:
         log.exception("cannot enqueue the close of ballot %s; the sweep will resend it", ballot_id)
+
+
+def evaluate_after_commit(evaluation_id: int) -> None:
+    """Send the run of ``evaluation_id`` once the current transaction commits (with no broker,
+    the demo, run it in this process)."""
+
+    def send() -> None:
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            current_app.tasks[EVALUATE_MODEL].apply(args=(evaluation_id,))
+        else:
+            current_app.send_task(EVALUATE_MODEL, (evaluation_id,), ignore_result=True)
+
+    transaction.on_commit(send)

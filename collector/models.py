@@ -65,6 +65,9 @@ class Study(models.Model):
     )
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     redirect_url = models.URLField(blank=True, help_text="e.g. the Prolific completion link.")
+    licence = models.CharField(
+        max_length=200, blank=True, help_text="The dataset's licence (e.g. CC BY 4.0), in its card."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.SETUP)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -323,3 +326,59 @@ class Vote(models.Model):
 
     def __str__(self) -> str:
         return f"vote on comparison {self.comparison_id}: {self.choice}"
+
+
+class Evaluation(models.Model):
+    """A semantic model scored against a finished study's gold ranking (one per study and name).
+
+    The model's score per item is read from the upload when staff submit it (so a bad file is
+    refused before anything is stored) and kept in ``item_scores`` (``Item.index`` order, None
+    where the model has no score); the metrics, the chance baseline and the voter bootstrap run
+    in a background job, which reports ``progress``.
+    """
+
+    class Source(models.TextChoices):
+        SCORES = "scores", "Scores per item (CSV/TSV)"
+        VECTORS = "vectors", "Word vectors"
+
+    class Missing(models.TextChoices):
+        SKIP = "skip", "Skip unscored items"
+        LAST = "last", "Rank unscored items last"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="evaluations")
+    name = models.CharField(max_length=100)
+    source = models.CharField(max_length=8, choices=Source.choices)
+    source_detail = models.CharField(
+        max_length=300, blank=True, help_text="File name, vectors format and reading rules."
+    )
+    item_scores = models.JSONField(help_text="The model's score per item, in Item.index order.")
+    missing = models.CharField(
+        max_length=4,
+        choices=Missing.choices,
+        default=Missing.SKIP,
+        help_text="What the metrics do with items the model has no score for.",
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="evaluation_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.study}"

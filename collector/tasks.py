@@ -1,7 +1,8 @@
-"""Celery tasks: thin wrappers that receive ids and call the lifecycle functions.
+"""Celery tasks: thin wrappers that receive ids and call the lifecycle or the evaluation.
 
-Both tasks are safe to run twice: the lifecycle guards every transition with the ballot's row lock
-and its status, so a retried or duplicated message changes nothing.
+The ballot tasks are safe to run twice: the lifecycle guards every transition with the ballot's
+row lock and its status, so a retried or duplicated message changes nothing. An evaluation that
+finished is not run again.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from collector.evaluation import running
 from collector.studies import lifecycle
 
 
@@ -29,3 +31,9 @@ def close_ballot(ballot_id: int) -> str:
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``."""
     return lifecycle.sweep_ballots()
+
+
+@shared_task(acks_late=True)
+def evaluate_model(evaluation_id: int) -> str:
+    """Run a queued evaluation (metrics, chance baseline, voter bootstrap), reporting progress."""
+    return running.run_evaluation(evaluation_id)

@@ -127,6 +127,12 @@ LOGIN_REDIRECT_URL = "/staff/"
 
 # Uploaded token and item lists are parsed in memory; refuse anything larger than this.
 MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=5 * 1024 * 1024)
+# Model evaluation: the largest scores or vectors file staff may upload (a 400,000-word,
+# 300-dimension text file is about 1 GB), and the voter-bootstrap resamples of each evaluation
+# (fewer for studies over 10,000 items, where each resample costs more).
+EVALUATION_MAX_UPLOAD_BYTES = env.int("EVALUATION_MAX_UPLOAD_BYTES", default=1024**3)
+EVALUATION_RESAMPLES = env.int("EVALUATION_RESAMPLES", default=1000)
+EVALUATION_RESAMPLES_LARGE = env.int("EVALUATION_RESAMPLES_LARGE", default=200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 

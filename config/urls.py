@@ -9,3 +9,5 @@ urlpatterns = [
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("collector.staff.urls")),
 ]
+
+handler404 = "collector.api_errors.not_found"

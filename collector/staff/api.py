@@ -1,10 +1,15 @@
-"""Staff JSON API: the final ranking and the votes of a study, paged by a keyset cursor.
+"""Staff JSON API: the final ranking and the votes of a study, paged by a keyset cursor, and the
+evaluation of models against the study (submit one, read the leaderboard and each result).
 
 ``GET /api/v1/staff/studies/<slug>/ranking?after=<rank>&limit=<n>`` and
 ``GET /api/v1/staff/studies/<slug>/votes?after=<vote id>&limit=<n>`` answer
 ``{"count": ..., "next": <url or null>, "results": [...]}``; each result has the CSV export's
 columns as keys. Keyset paging stays fast on the last page of a million votes, unlike OFFSET.
-Staff authentication (session or basic); another staff member's study is a 404.
+``POST /api/v1/staff/studies/<slug>/evaluations`` (multipart: ``name``, ``source`` scores or
+vectors, ``file``, optional ``vectors_format`` and ``missing``) answers 202 with the evaluation's
+id and URL; ``GET`` on it gives its status, progress and, once done, its result; ``GET
+.../evaluations`` is the leaderboard. Staff authentication (session or basic); another staff
+member's study is a 404.
 """
 
 from __future__ import annotations
@@ -12,16 +17,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from collector.models import Study, Vote
+from collector.evaluation import leaderboard, submitting
+from collector.models import Evaluation, Study, Vote
 from collector.staff import exports
-from collector.staff.views import visible_studies
+from collector.staff.access import visible_studies
+from collector.staff.forms import EvaluationForm
 
 # Every staff endpoint may answer these, as JSON {"detail": ...}.
 ERRORS: dict[int, type] = {400: dict, 401: dict, 403: dict, 404: dict}
@@ -92,3 +101,85 @@ class VotesView(_StudyView):
             results.append(item)
         count = Vote.objects.filter(ballot__study=study).count()
         return _page(request, results, "vote_id", limit, count)
+
+
+EVALUATION_UPLOAD = inline_serializer(
+    "EvaluationUpload",
+    {
+        "name": serializers.CharField(max_length=100),
+        "source": serializers.ChoiceField(choices=["scores", "vectors"]),
+        "file": serializers.FileField(),
+        "vectors_format": serializers.ChoiceField(
+            choices=["word2vec", "word2vec-binary", "glove", "fasttext"], required=False
+        ),
+        "missing": serializers.ChoiceField(choices=["skip", "last"], required=False),
+    },
+)
+
+
+def _evaluation_json(request: Request, evaluation: Evaluation) -> dict[str, Any]:
+    slug = evaluation.study.slug
+    return {
+        "id": evaluation.pk,
+        "name": evaluation.name,
+        "status": evaluation.status,
+        "progress": evaluation.progress,
+        "error": evaluation.error or None,
+        "url": request.build_absolute_uri(
+            f"/api/v1/staff/studies/{slug}/evaluations/{evaluation.pk}"
+        ),
+        "result": evaluation.result,
+    }
+
+
+class EvaluationsView(_StudyView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(operation_id="staff_evaluations_list", responses={200: dict, **ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        """The study's leaderboard: one row per model, best rho_w first."""
+        return Response({"models": leaderboard.rows(self.study(request, slug))})
+
+    @extend_schema(
+        operation_id="staff_evaluations_create",
+        request=EVALUATION_UPLOAD,
+        responses={202: dict, **ERRORS, 409: dict},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        """Submit a model: the file is read at once (an error names its line; nothing is
+        stored), then evaluated in the background."""
+        study = self.study(request, slug)
+        if study.status != Study.Status.FINISHED:
+            raise Conflict("The study is not finished: there is no gold ranking yet.")
+        form = EvaluationForm(request.data, request.FILES)
+        if not form.is_valid():
+            field, errors = next(iter(form.errors.items()))
+            raise ValidationError({"detail": f"{field}: {errors[0]}"})
+        d = form.cleaned_data
+        try:
+            with submitting.upload_path(d["file"]) as path:
+                evaluation = submitting.submit(
+                    study, d["name"], path, d["source"],
+                    vectors_format=d["vectors_format"] or None, missing=d["missing"],
+                    filename=d["file"].name, created_by=request.user,
+                )  # fmt: skip
+        except submitting.EvaluationRefused as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(_evaluation_json(request, evaluation), status=202)
+
+
+class EvaluationView(_StudyView):
+    @extend_schema(
+        operation_id="staff_evaluation_retrieve",
+        parameters=[
+            OpenApiParameter(
+                "id", {"type": "integer", "minimum": 0}, OpenApiParameter.PATH,
+                description="The evaluation's id, as the POST answered it.",
+            )
+        ],
+        responses={200: dict, **ERRORS},
+    )  # fmt: skip
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        """One evaluation: status, progress (0-1) and, once done, every figure."""
+        evaluation = get_object_or_404(Evaluation, study=self.study(request, slug), pk=pk)
+        return Response(_evaluation_json(request, evaluation))

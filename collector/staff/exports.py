@@ -52,6 +52,12 @@ class NotFinished(Exception):
     """The study has no final ranking yet."""
 
 
+def require_finished(study: Study) -> None:
+    """Raise :class:`NotFinished` unless the study has its final ranking."""
+    if study.status != Study.Status.FINISHED:
+        raise NotFinished(f"study {study.slug} is not finished: no final ranking yet")
+
+
 def ballots_run(study: Study) -> int:
     """How many ballots the study runs: n_b, or one for the uniform design."""
     return 1 if study.design == Study.Design.UNIFORM else study.n_ballots
@@ -63,8 +69,7 @@ def ranking_header(study: Study) -> list[str]:
 
 def ranking_rows(study: Study, *, after_rank: int = 0, limit: int | None = None) -> Iterator[list]:
     """Rows of the final ranking, best first. Raises :class:`NotFinished` (at the call)."""
-    if study.status != Study.Status.FINISHED:
-        raise NotFinished(f"study {study.slug} is not finished: no final ranking yet")
+    require_finished(study)
     xs = {
         f"x_{k}": Max(Case(When(scores__ballot__number=k, then=F("scores__x"))))
         for k in range(1, ballots_run(study) + 1)

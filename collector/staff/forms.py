@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from collector.models import DEFAULT_QUESTION, Study
+from collector.models import DEFAULT_QUESTION, Evaluation, Study
 from collector.studies import creating, importing, lifecycle
 
 
@@ -62,6 +62,11 @@ class StudyForm(forms.Form):
     )
     redirect_url = forms.URLField(
         required=False, assume_scheme="https", help_text="e.g. the Prolific completion link."
+    )
+    licence = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="The published dataset's licence, e.g. CC BY 4.0 (printed in its card).",
     )
 
     areas: list[importing.AreaSpec]
@@ -116,9 +121,58 @@ class StudyForm(forms.Form):
             for k in (
                 "name", "question", "instructions", "n_ballots", "alpha", "m", "design",
                 "estimator", "seed", "max_items_per_area", "allow_ties", "per_voter_cap",
-                "lease_seconds", "auto_open", "redirect_url",
+                "lease_seconds", "auto_open", "redirect_url", "licence",
             )
         }  # fmt: skip
         if d.get("completion_code"):
             options["completion_code"] = d["completion_code"]
         return options
+
+
+class EvaluationForm(forms.Form):
+    """A model to evaluate against a finished study: its name and its scores or vectors file."""
+
+    name = forms.CharField(max_length=100, help_text="Shown on the leaderboard; unique per study.")
+    source = forms.ChoiceField(
+        label="File holds",
+        choices=[
+            ("scores", "scores per item: token_a,token_b,score or item_id,score (CSV/TSV)"),
+            ("vectors", "word vectors (cosine of the two tokens' vectors)"),
+        ],
+        initial="scores",
+    )
+    vectors_format = forms.ChoiceField(
+        label="Vectors format",
+        required=False,
+        choices=[
+            ("", "detect"),
+            ("word2vec", "word2vec text"),
+            ("word2vec-binary", "word2vec binary"),
+            ("glove", "GloVe text (no header)"),
+            ("fasttext", "fastText .vec"),
+        ],
+    )
+    missing = forms.ChoiceField(
+        label="Items the model cannot score",
+        choices=Evaluation.Missing.choices,
+        initial="skip",
+        required=False,
+        help_text="Skip: evaluate the scored items (the leaderboard shows how many). "
+        "Last: rank them below every scored item.",
+    )
+    file = forms.FileField(
+        label="Scores or vectors file",
+        help_text="UTF-8 text (word2vec binary excepted); lines starting with # are comments.",
+    )
+
+    def clean_missing(self) -> str:
+        return self.cleaned_data.get("missing") or Evaluation.Missing.SKIP
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.EVALUATION_MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(
+                f"The file is {upload.size:,} bytes, over the limit of "
+                f"{settings.EVALUATION_MAX_UPLOAD_BYTES:,} bytes."
+            )
+        return upload

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from collector.staff import api
+from collector.staff import api, evaluations
 from collector.staff import views as staff
 
 urlpatterns = [
@@ -19,10 +19,56 @@ urlpatterns = [
     ),
     path("staff/<slug:slug>/ranking.csv", staff.ranking_csv, name="staff-ranking-csv"),
     path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
+    path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),
+    path("staff/<slug:slug>/dataset.json", staff.dataset_json, name="staff-dataset-json"),
+    path("staff/<slug:slug>/models/", evaluations.evaluation_new, name="staff-evaluation-new"),
+    path(
+        "staff/<slug:slug>/models/status", evaluations.evaluation_status, name="staff-eval-status"
+    ),
+    path(
+        "staff/<slug:slug>/models/leaderboard.csv",
+        evaluations.leaderboard_csv,
+        name="staff-leaderboard-csv",
+    ),
+    path(
+        "staff/<slug:slug>/models/leaderboard.json",
+        evaluations.leaderboard_json,
+        name="staff-leaderboard-json",
+    ),
+    path(
+        "staff/<slug:slug>/models/<int:pk>/",
+        evaluations.evaluation_detail,
+        name="staff-evaluation",
+    ),
+    path(
+        "staff/<slug:slug>/models/<int:pk>/evaluation.json",
+        evaluations.evaluation_json,
+        name="staff-evaluation-json",
+    ),
+    path(
+        "staff/<slug:slug>/models/<int:pk>/ranks.<str:fmt>",
+        evaluations.evaluation_figure,
+        name="staff-evaluation-figure",
+    ),
+    path(
+        "staff/<slug:slug>/models/<int:pk>/delete/",
+        evaluations.evaluation_delete,
+        name="staff-evaluation-delete",
+    ),
     path(
         "api/v1/staff/studies/<slug:slug>/ranking",
         api.RankingView.as_view(),
         name="api-staff-ranking",
     ),
     path("api/v1/staff/studies/<slug:slug>/votes", api.VotesView.as_view(), name="api-staff-votes"),
+    path(
+        "api/v1/staff/studies/<slug:slug>/evaluations",
+        api.EvaluationsView.as_view(),
+        name="api-staff-evaluations",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/evaluations/<int:pk>",
+        api.EvaluationView.as_view(),
+        name="api-staff-evaluation",
+    ),
 ]

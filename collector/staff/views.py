@@ -1,50 +1,22 @@
 """Staff pages: study list, study creation with a plan preview, study page, downloads.
 
-Thin views: every state change goes through :mod:`collector.studies.lifecycle`. Staff see the
-studies they created (superusers see all); anyone else's study is a 404, a non-staff user gets 403.
+Thin views: every state change goes through :mod:`collector.studies.lifecycle`; who sees which
+study is :mod:`collector.staff.access`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from collector.models import Study
-from collector.staff import exports
+from collector.staff import dataset, exports, study_page
+from collector.staff.access import download, get_study, staff_required, visible_studies
 from collector.staff.forms import StudyForm
 from collector.studies import creating, lifecycle
-
-RANKING_ROWS_SHOWN = 200
-
-
-def staff_required(view):
-    """Anonymous: redirect to the login page; logged in but not staff: 403."""
-
-    @login_required
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        if not request.user.is_staff:
-            raise PermissionDenied("Staff only.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
-def visible_studies(user) -> QuerySet[Study]:
-    studies = Study.objects.all()
-    return studies if user.is_superuser else studies.filter(created_by=user)
-
-
-def get_study(request: HttpRequest, slug: str) -> Study:
-    return get_object_or_404(visible_studies(request.user), slug=slug)
 
 
 @staff_required
@@ -82,18 +54,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study(request, slug)
-    context = {
-        "study": study,
-        "progress": exports.progress(study),
-        "plan": creating.describe_plan(study),
-        "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
-    }
-    if study.status == Study.Status.FINISHED:
-        header = exports.ranking_header(study)
-        rows = list(exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN))
-        context.update(ranking_header=header, ranking_rows=rows, ranking_limit=RANKING_ROWS_SHOWN)
-    return render(request, "staff/study_detail.html", context)
+    return study_page.render_study_page(request, get_study(request, slug))
 
 
 def _ballot_action(
@@ -128,12 +89,6 @@ def ballot_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     return _ballot_action(request, slug, number, act)
 
 
-def _csv_response(lines, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 @staff_required
 def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
@@ -141,10 +96,32 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
         lines = exports.ranking_csv(study)
     except exports.NotFinished as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
-    return _csv_response(lines, f"{study.slug}-ranking.csv")
+    return download(lines, f"{study.slug}-ranking.csv")
 
 
 @staff_required
 def votes_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
-    return _csv_response(exports.votes_csv(study), f"{study.slug}-votes.csv")
+    return download(exports.votes_csv(study), f"{study.slug}-votes.csv")
+
+
+@staff_required
+def gold_tsv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    try:
+        lines = dataset.gold_tsv(study)
+    except exports.NotFinished as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain")
+    return download(lines, f"{study.slug}-gold.tsv", "text/tab-separated-values")
+
+
+@staff_required
+def dataset_json(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    try:
+        card = dataset.dataset_card(study, base_url=request.build_absolute_uri(f"/staff/{slug}/"))
+    except exports.NotFinished as exc:
+        return JsonResponse({"detail": str(exc)}, status=409)
+    response = JsonResponse(card, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-dataset.json"'
+    return response

@@ -19,7 +19,7 @@ import numpy as np
 from django.db import DatabaseError, connection, models, transaction
 from django.utils import timezone
 
-from collector.models import Comparison, Item, ItemScore, Vote
+from collector.models import Ballot, Comparison, Item, ItemScore, Vote
 
 log = logging.getLogger(__name__)
 
@@ -227,27 +227,53 @@ def answered_pairs(study_id: int, ballot_ids: Sequence[int]) -> tuple[np.ndarray
     ids = [int(b) for b in ballot_ids]
     if not ids:
         return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.float64)
+    rows = _vote_rows(study_id, f"v.{_col(Vote, 'ballot')} IN ({', '.join(str(b) for b in ids)})")
+    return rows[:, 0:2], rows[:, 2] / 2.0
+
+
+def study_votes(study_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every vote of a study, in vote order: ``(ballot numbers (P,), pairs (P, 2) of item
+    indexes, first_score (P,), voter ids (P,))``, read as :func:`answered_pairs` reads them."""
+    ballots = ", ".join(
+        str(b) for b in Ballot.objects.filter(study_id=study_id).values_list("id", flat=True)
+    )
+    if not ballots:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, np.empty((0, 2), dtype=np.int64), empty.astype(np.float64), empty
+    b = Ballot._meta.db_table
+    rows = _vote_rows(
+        study_id,
+        f"v.{_col(Vote, 'ballot')} IN ({ballots})",
+        extra=(
+            f"(SELECT number FROM {b} WHERE {b}.id = v.{_col(Vote, 'ballot')})",
+            f"v.{_col(Vote, 'voter')}",
+        ),
+    )
+    return rows[:, 3], rows[:, 0:2], rows[:, 2] / 2.0, rows[:, 4]
+
+
+def _vote_rows(study_id: int, where: str, extra: tuple[str, ...] = ()) -> np.ndarray:
+    """Votes as int64 rows ``item_left index, item_right index, 2 * first_score, *extra``."""
     sql = (
         f"SELECT c.{_col(Comparison, 'item_left')}, c.{_col(Comparison, 'item_right')}, "
-        f"{_CHOICE_SQL} FROM {Vote._meta.db_table} v "
+        f"{', '.join((_CHOICE_SQL, *extra))} FROM {Vote._meta.db_table} v "
         f"JOIN {Comparison._meta.db_table} c ON c.id = v.{_col(Vote, 'comparison')} "
-        f"WHERE v.{_col(Vote, 'ballot')} IN ({', '.join(str(b) for b in ids)}) "
-        "ORDER BY v.id"
+        f"WHERE {where} ORDER BY v.id"
     )
+    width = 3 + len(extra)
     with connection.cursor() as cursor:
         buf = io.StringIO()
         cursor.cursor.copy_expert(f"COPY ({sql}) TO STDOUT", buf)
     if buf.tell() == 0:
-        rows = np.empty((0, 3), dtype=np.int64)
-    else:
-        buf.seek(0)
-        # numpy's C parser: no Python object per value (3 million for 1M votes).
-        rows = np.loadtxt(buf, dtype=np.int64, delimiter="\t", ndmin=2)
+        return np.empty((0, width), dtype=np.int64)
+    buf.seek(0)
+    # numpy's C parser: no Python object per value (3 million for 1M votes).
+    rows = np.loadtxt(buf, dtype=np.int64, delimiter="\t", ndmin=2)
     # Item ids to indexes in numpy: cheaper than joining the item table twice per vote.
     ids_by_index = item_ids_by_index(study_id)
     order = np.argsort(ids_by_index)
-    pairs = order[np.searchsorted(ids_by_index, rows[:, :2], sorter=order)]
-    return pairs.astype(np.int64), rows[:, 2] / 2.0
+    rows[:, :2] = order[np.searchsorted(ids_by_index, rows[:, :2], sorter=order)]
+    return rows
 
 
 def _col(model: type[models.Model], name: str) -> str:

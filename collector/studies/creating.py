@@ -37,6 +37,7 @@ class Purpose(enum.IntEnum):
     PAIRS = 2
     CLOSE = 3
     FINAL_RANKS = 4
+    EVALUATION = 5  # ballot number 0: the chance baseline and voter bootstrap of every model
 
 
 def study_rng(study: Study, ballot_number: int, purpose: Purpose) -> np.random.Generator:
@@ -160,8 +161,8 @@ def create_study(
     """Create a study, its areas, tokens and items, and ballot 1 (pending) with its comparisons.
 
     ``options`` are other Study fields (question, instructions, allow_ties, per_voter_cap,
-    lease_seconds, auto_open, completion_code, redirect_url). Raises :class:`LifecycleError`
-    on bad parameters; nothing is created then.
+    lease_seconds, auto_open, completion_code, redirect_url, licence). Raises
+    :class:`LifecycleError` on bad parameters; nothing is created then.
     """
     if estimator not in Study.Estimator.values:
         raise LifecycleError(

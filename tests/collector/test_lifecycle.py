@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -275,3 +278,17 @@ def test_an_early_close_between_a_votes_commit_and_its_last_vote_check_closes_on
     assert ballot.status == Ballot.Status.CLOSING
     assert ballot.comparisons.filter(status=Comparison.Status.ANSWERED).count() == 1
     assert ballot.comparisons.filter(status=Comparison.Status.VOID).count() == 55
+
+
+def test_a_fresh_django_process_knows_every_background_task_by_name():
+    # Without a broker (the demo, a management command) collector.jobs runs a task in-process,
+    # looking it up by name: a process that never imported collector.tasks must know them too.
+    code = (
+        "import django; django.setup(); from celery import current_app; "
+        "print(' '.join(sorted(t for t in current_app.tasks if t.startswith('collector.'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+    ).stdout.split()  # fmt: skip
+    assert {jobs.CLOSE_BALLOT, jobs.EVALUATE_MODEL, "collector.tasks.sweep_ballots"} <= set(out)

@@ -14,6 +14,7 @@ MODULES = [
     "ranking.budget",
     "ranking.scores",
     "ranking.simulated_voters",
+    "ranking.tied_metrics",
 ]
 
 

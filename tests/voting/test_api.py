@@ -257,3 +257,21 @@ def test_the_schema_documents_the_voting_endpoints(api, study):
     votes = paths["/api/v1/studies/{slug}/votes"]["post"]
     assert {"201", "400", "401", "404", "409"} <= set(votes["responses"])
     assert schema["components"]["securitySchemes"]["voterToken"]["name"] == "X-Voter-Token"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/studies/not a slug/votes",
+        "/api/v1/nothing",
+        "/api/v1/staff/studies/x/evaluations/null",
+    ],
+)
+def test_a_path_under_the_api_that_nothing_serves_is_a_json_404(client, path):
+    response = client.get(path)
+    assert response.status_code == 404 and response.json() == {"detail": "Not found."}
+
+
+def test_a_page_that_does_not_exist_outside_the_api_is_an_html_404(client):
+    response = client.get("/no-such-page/")
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")

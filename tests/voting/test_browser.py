@@ -3,43 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from collector.models import Comparison, Vote, Voter
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def orm_beside_playwright_loop() -> Iterator[None]:
-    # Playwright's sync API runs an event loop in the test thread; Django refuses ORM calls from
-    # a thread with a running loop unless told this is fine (it is: the loop is Playwright's).
-    # Scoped to this module so no subprocess (the Celery worker, manage.py check) inherits it.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
-        yield b
-        b.close()
 
 
 def shown_pair(page: Page, side: str) -> str:

@@ -1,0 +1,99 @@
+"""The leaderboard: one row per evaluated model of a study, for the page, the CSV and the API.
+
+A row holds the evaluation's headline figures from its stored result: ``n``, coverage, rho_w,
+tau_w, rho and tau with their voter-bootstrap 95% intervals, the chance level of rho_w and
+tau_w (mean and 95% range under random permutation) with the model's distance from it in
+standard deviations, and the agreement with the raw votes.
+
+The intervals shown are the bootstrap's basic (bias-corrected) ones, ``2 * point - (97.5th,
+2.5th percentiles)``, kept within the metric's range: a resampled crowd's ranking is noisier
+than the study's, so the plain percentiles sit below the point estimate and rarely cover the
+model's correlation with the true ranking (``docs/evaluation.md``). The result JSON has both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from collector.models import Evaluation, Study
+from collector.staff.exports import csv_lines
+
+METRICS = ("rho_w", "tau_w", "rho", "tau")
+CSV_HEADER = [
+    "model", "source", "status", "missing", "n", "n_items", "coverage",
+    *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high")),
+    *(f"chance_{m}{part}" for m in ("rho_w", "tau_w") for part in ("_mean", "_low", "_high")),
+    "z_rho_w", "z_tau_w", "vote_agreement", "vote_agreement_low", "vote_agreement_high",
+    "weighted_vote_agreement", "resamples",
+]  # fmt: skip
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _interval(block: Any, metric: str, bounds: tuple[float, float]) -> tuple[Any, Any]:
+    """The basic bootstrap interval of ``metric`` in ``block["bootstrap"]``, clipped."""
+    low = _get(block, "bootstrap", metric, "basic_low")
+    high = _get(block, "bootstrap", metric, "basic_high")
+    if low is None or high is None:
+        return None, None
+    return max(bounds[0], low), min(bounds[1], high)
+
+
+def row(evaluation: Evaluation) -> dict[str, Any]:
+    """The evaluation's figures as a flat mapping with the CSV header's keys (None: not known)."""
+    r = evaluation.result or {}
+    out: dict[str, Any] = {
+        "id": evaluation.pk,
+        "model": evaluation.name,
+        "source": evaluation.source_detail,
+        "status": evaluation.status,
+        "missing": evaluation.missing,
+        "n": r.get("n"),
+        "n_items": r.get("n_items"),
+        "coverage": r.get("coverage"),
+    }
+    for m in METRICS:
+        out[m] = r.get(m)
+        out[f"{m}_low"], out[f"{m}_high"] = _interval(r, m, (-1.0, 1.0))
+    for m in ("rho_w", "tau_w"):
+        for part in ("mean", "low", "high"):
+            out[f"chance_{m}_{part}"] = _get(r, "chance", m, part)
+        out[f"z_{m}"] = _get(r, "z", m)
+    out["vote_agreement"] = _get(r, "votes", "agreement")
+    interval = _interval(r.get("votes"), "agreement", (0.0, 1.0))
+    out["vote_agreement_low"], out["vote_agreement_high"] = interval
+    out["weighted_vote_agreement"] = _get(r, "votes", "weighted_agreement")
+    out["resamples"] = r.get("resamples")
+    return out
+
+
+def rows(study: Study) -> list[dict[str, Any]]:
+    """Every evaluation of the study: finished ones by rho_w (best first), then the others."""
+    evaluations = list(Evaluation.objects.filter(study=study).order_by("created_at"))
+    table = [row(e) for e in evaluations]
+    return sorted(table, key=lambda x: (x["rho_w"] is None, -(x["rho_w"] or 0.0)))
+
+
+def leaderboard_csv(study: Study) -> Iterator[str]:
+    return csv_lines(CSV_HEADER, ([r[k] for k in CSV_HEADER] for r in rows(study)))
+
+
+def areas(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Per-area figures of one evaluation (the same keys as :func:`row`, plus ``area``)."""
+    result = []
+    for area in _get(evaluation.result, "areas") or []:
+        item: dict[str, Any] = {"area": area.get("area"), "n": area.get("n")}
+        item["coverage"] = area.get("coverage")
+        for m in METRICS:
+            item[m] = area.get(m)
+            item[f"{m}_low"], item[f"{m}_high"] = _interval(area, m, (-1.0, 1.0))
+        item["chance_rho_w_mean"] = _get(area, "chance", "rho_w", "mean")
+        result.append(item)
+    return result

@@ -1,0 +1,67 @@
+"""A finished study as ``ranking``'s evaluation reads it: the gold ranking and the votes.
+
+Items are in ``Item.index`` order, so a model's per-item scores are a plain array in that order
+(``Evaluation.item_scores``) and the gold's positions are the study's item ids.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django.db.models import Max
+
+from collector.models import Item, ItemScore, Study
+from collector.staff.exports import require_finished
+from collector.studies import bulk_sql
+from ranking.gold_standards import GoldStandard
+from ranking.study_votes import StudyVotes
+
+
+def gold_of(study: Study) -> GoldStandard:
+    """The study's final ranking. Raises :class:`NotFinished` before the study has one."""
+    require_finished(study)
+    rows = list(
+        Item.objects.filter(study=study)
+        .order_by("index")
+        .values_list("index", "token_a__text", "token_b__text", "area__name", "final_rank")
+    )
+    last = dict(
+        ItemScore.objects.filter(ballot__study=study)
+        .values("item__index")
+        .annotate(k=Max("ballot__number"))
+        .values_list("item__index", "k")
+    )
+    index = np.array([r[0] for r in rows], dtype=np.int64)
+    return GoldStandard(
+        format="study",
+        token_a=tuple(r[1] for r in rows),
+        token_b=tuple(r[2] for r in rows),
+        ranks=np.array([r[4] for r in rows], dtype=np.float64),
+        item_ids=index,
+        areas=tuple(r[3] for r in rows),
+        last_ballot=np.array([last.get(int(i), 1) for i in index], dtype=np.int64),
+        source=f"study {study.slug}",
+    )
+
+
+def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
+    """The study's answered comparisons with each ballot's items (None: no votes)."""
+    numbers, pairs, first_score, voter_ids = bulk_sql.study_votes(study.pk)
+    if numbers.size == 0:
+        return None
+    _, voters = np.unique(voter_ids, return_inverse=True)
+    ballots = int(gold.last_ballot.max()) if gold.last_ballot is not None else 1
+    members = []
+    for number in range(1, max(ballots, int(numbers.max())) + 1):
+        inside = np.zeros(gold.n_items, dtype=bool)
+        if gold.last_ballot is not None:
+            inside |= gold.last_ballot >= number
+        inside[pairs[numbers == number].ravel()] = True
+        members.append(np.flatnonzero(inside))
+    return StudyVotes(
+        n_items=gold.n_items,
+        ballot=numbers - 1,
+        pairs=pairs,
+        first_score=first_score,
+        voter=voters.astype(np.int64),
+        ballot_items=tuple(members),
+    )

@@ -1,0 +1,115 @@
+"""A finished study as an evaluation dataset: the gold in WordSim style and its dataset card.
+
+- ``gold.tsv``: ``token_a<TAB>token_b<TAB>score`` per item, best first, the score being the study's
+  estimator's final score scaled linearly to 0-10 (the lowest item 0, the highest 10), the file
+  format that word-similarity tools (gensim's ``evaluate_word_pairs``, the WordSim-353 and
+  SimLex-999 scripts) read. Only the order matters to a rank correlation; the scale makes the file
+  look like the sets researchers know.
+- ``dataset.json``: the card: what was asked, how (parameters, estimator), how much (counts of
+  items, votes, voters, ballots), when, under which licence, and what the metrics mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.models import Count, Max, Min
+
+from collector.models import Item, Study, Token, Vote
+from collector.staff.exports import CHUNK, ballots_run, require_finished
+
+GOLD_SCALE = 10.0
+
+METRICS = {
+    "rho_w": "Weighted Spearman correlation of Eqs. 7 and 9 of the method's paper: squared rank "
+    "differences weighted by w_i = (f(a_i) + f(b_i)) / sum_j (f(a_j) + f(b_j)), "
+    "f(n) = 1 / (n + n0)^2, n0 = 2; 1 for identical rankings, and about -0.5 (not 0) for a random "
+    "one of a few hundred items or more.",
+    "tau_w": "Weighted Kendall correlation of Eqs. 8 and 9: discordant pairs weighted by the sum "
+    "of the two items' weights; same weights and same chance level as rho_w.",
+    "rho": "Spearman's rank correlation (unweighted).",
+    "tau": "Kendall's tau-b (unweighted, ties accounted for).",
+}
+
+
+def gold_tsv(study: Study) -> Iterator[str]:
+    """The gold as WordSim-style lines, best first. Raises :class:`NotFinished` at the call."""
+    require_finished(study)
+    items = Item.objects.filter(study=study)
+    bounds = items.aggregate(lo=Min("final_score"), hi=Max("final_score"))
+    lo, hi = bounds["lo"], bounds["hi"]
+    span = (hi - lo) if lo is not None and hi is not None and hi > lo else None
+
+    def lines() -> Iterator[str]:
+        yield "# token_a\ttoken_b\tscore (0-10, the study's final score scaled linearly)\n"
+        after = 0
+        while True:
+            page = list(
+                Item.objects.filter(study=study, final_rank__gt=after)
+                .order_by("final_rank")
+                .values_list("final_rank", "token_a__text", "token_b__text", "final_score")[:CHUNK]
+            )
+            for _rank, a, b, score in page:
+                scaled = GOLD_SCALE if span is None else GOLD_SCALE * (score - lo) / span
+                a, b = (t.replace("\t", " ") for t in (a, b))  # a tab would split the line
+                yield f"{a}\t{b}\t{scaled:.6f}\n"
+            if len(page) < CHUNK:
+                return
+            after = int(page[-1][0] or 0)
+
+    return lines()
+
+
+def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
+    """The study's dataset card (a JSON object). Raises :class:`NotFinished`."""
+    require_finished(study)
+    votes = Vote.objects.filter(ballot__study=study)
+    counted = votes.aggregate(
+        n=Count("id"),
+        voters=Count("voter_id", distinct=True),
+        first=Min("created_at"),
+        last=Max("created_at"),
+    )
+    ties = votes.filter(choice=Vote.Choice.TIE).count()
+    files = {
+        "ranking.csv": "rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,"
+        "ties,x_1..x_K: the final ranking, best first",
+        "gold.tsv": "token_a, token_b, score on 0-10 (WordSim style), best first",
+        "votes.csv": "every answered comparison, voters as pseudonyms",
+    }
+    return {
+        "name": study.name,
+        "slug": study.slug,
+        "question": study.question,
+        "licence": study.licence or None,
+        "design": study.design,
+        "estimator": study.estimator,
+        "parameters": {
+            "n_ballots": ballots_run(study),
+            "alpha": study.alpha,
+            "m": study.m,
+            "seed": study.seed,
+            "per_voter_cap": study.per_voter_cap,
+            "allow_ties": study.allow_ties,
+        },
+        "counts": {
+            "areas": study.areas.count(),
+            "tokens": Token.objects.filter(area__study=study).count(),
+            "items": study.items.count(),
+            "ballots": study.ballots.count(),
+            "votes": counted["n"],
+            "ties": ties,
+            "voters": counted["voters"],
+        },
+        "dates": {
+            "created": study.created_at.isoformat(),
+            "first_vote": counted["first"].isoformat() if counted["first"] else None,
+            "last_vote": counted["last"].isoformat() if counted["last"] else None,
+            "finished": study.finished_at.isoformat() if study.finished_at else None,
+        },
+        "files": {name: {"url": base_url + name, "content": text} for name, text in files.items()},
+        "gold_score": "The study's estimator's final score (rescaled Borda ybar, or the "
+        "Bradley-Terry strength), scaled linearly so that the lowest item is 0 and the highest 10.",
+        "metrics": METRICS,
+    }

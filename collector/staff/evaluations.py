@@ -1,0 +1,133 @@
+"""Staff pages of model evaluation: submit a model, watch its run, the leaderboard, downloads.
+
+The study page shows the upload form and the leaderboard (:mod:`collector.staff.study_page`);
+each model has
+its own page with the per-area breakdown and the rank scatter. A bad file is answered on the
+study page with the reason (and the line), and nothing is stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from collector.evaluation import figures, leaderboard, submitting
+from collector.models import Evaluation
+from collector.staff.access import download, get_study, staff_required
+from collector.staff.forms import EvaluationForm
+from collector.staff.study_page import render_study_page
+
+
+@staff_required
+@require_POST
+def evaluation_new(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study(request, slug)
+    if study.status != study.Status.FINISHED:
+        messages.error(request, "Models are evaluated against the final ranking: wait for the end.")
+        return render_study_page(request, study, status=409)
+    form = EvaluationForm(request.POST, request.FILES)
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            with submitting.upload_path(d["file"]) as path:
+                evaluation = submitting.submit(
+                    study, d["name"], path, d["source"],
+                    vectors_format=d["vectors_format"] or None, missing=d["missing"],
+                    filename=d["file"].name, created_by=request.user,
+                )  # fmt: skip
+        except submitting.EvaluationRefused as exc:
+            form.add_error("file" if "line" in str(exc) or "file" in str(exc) else None, str(exc))
+        else:
+            messages.success(request, f"“{evaluation.name}” is being evaluated.")
+            return redirect("staff-study", slug=slug)
+    return render_study_page(request, study, status=400, evaluation_form=form)
+
+
+def _evaluation(request: HttpRequest, slug: str, pk: int) -> Evaluation:
+    return get_object_or_404(Evaluation, study=get_study(request, slug), pk=pk)
+
+
+@staff_required
+def evaluation_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    evaluation = _evaluation(request, slug, pk)
+    context: dict[str, Any] = {
+        "study": evaluation.study,
+        "evaluation": evaluation,
+        "row": leaderboard.row(evaluation),
+        "areas": leaderboard.areas(evaluation),
+    }
+    if evaluation.status == Evaluation.Status.DONE:
+        svg = figures.rank_scatter(evaluation, "svg").decode()
+        context["scatter"] = mark_safe(svg[svg.index("<svg") :])  # noqa: S308 (matplotlib's)
+        context["scatter_text"] = figures.describe(evaluation)
+    return render(request, "staff/evaluation_detail.html", context)
+
+
+@staff_required
+def evaluation_json(request: HttpRequest, slug: str, pk: int) -> HttpResponseBase:
+    evaluation = _evaluation(request, slug, pk)
+    response = JsonResponse(
+        {"model": evaluation.name, "status": evaluation.status, "result": evaluation.result},
+        json_dumps_params={"indent": 2},
+    )
+    response["Content-Disposition"] = (
+        f'attachment; filename="{evaluation.study.slug}-{evaluation.pk}-evaluation.json"'
+    )
+    return response
+
+
+@staff_required
+def evaluation_figure(request: HttpRequest, slug: str, pk: int, fmt: str) -> HttpResponseBase:
+    evaluation = _evaluation(request, slug, pk)
+    types = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
+    if fmt not in types:
+        return HttpResponse("The figure comes as svg, png or pdf.", status=404)
+    if evaluation.status != Evaluation.Status.DONE:
+        return HttpResponse("The evaluation has not finished.", status=409)
+    response = HttpResponse(figures.rank_scatter(evaluation, fmt), content_type=types[fmt])
+    response["Content-Disposition"] = (
+        f'attachment; filename="{evaluation.study.slug}-{evaluation.pk}-ranks.{fmt}"'
+    )
+    return response
+
+
+@staff_required
+def evaluation_status(request: HttpRequest, slug: str) -> JsonResponse:
+    """The study's evaluations and their progress: the page's progress bars poll this."""
+    study = get_study(request, slug)
+    return JsonResponse(
+        {
+            "evaluations": [
+                {"id": e.pk, "name": e.name, "status": e.status, "progress": e.progress}
+                for e in Evaluation.objects.filter(study=study).order_by("created_at")
+            ]
+        }
+    )
+
+
+@staff_required
+def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    return download(leaderboard.leaderboard_csv(study), f"{study.slug}-leaderboard.csv")
+
+
+@staff_required
+def leaderboard_json(request: HttpRequest, slug: str) -> JsonResponse:
+    study = get_study(request, slug)
+    response = JsonResponse({"study": study.slug, "models": leaderboard.rows(study)})
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-leaderboard.json"'
+    return response
+
+
+@staff_required
+@require_POST
+def evaluation_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    evaluation = _evaluation(request, slug, pk)
+    evaluation.delete()
+    messages.success(request, f"“{evaluation.name}” was removed from the leaderboard.")
+    return redirect("staff-study", slug=slug)

@@ -1,0 +1,234 @@
+"""Command line of the model evaluation (:func:`ranking.evaluation.evaluate`).
+
+``python -m ranking.evaluate --gold PATH (--scores PATH | --vectors PATH [--vectors-format
+word2vec|word2vec-binary|glove|fasttext]) [--n0 2] [--missing skip|last] [--seed 0]
+[--json OUT] [--votes VOTES_CSV] [--resamples N]``
+
+``--scores`` and ``--vectors`` may be repeated (and mixed) to evaluate several models; with
+``--votes`` and ``--resamples`` two or more models are also compared pairwise on the same
+voter resamples. A table goes to stdout; ``--json OUT`` writes the full result (``-`` for
+stdout, then without the table). Bad input files exit with status 2 and a message naming
+the file and line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .evaluation import MISSING_POLICIES, evaluate
+from .gold_standards import GOLD_FORMATS, read_gold
+from .model_scores import read_model_scores
+from .study import ESTIMATORS
+from .study_votes import read_votes
+from .word_vectors import CASE_POLICIES, VECTOR_FORMATS, load_word_vectors
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m ranking.evaluate",
+        description="Evaluate relatedness models against a gold ranking (rho_w, tau_w of "
+        "Eqs. 7-9, rho, tau, chance baseline, retrieval, vote agreement, voter bootstrap).",
+    )
+    parser.add_argument("--gold", required=True, help="study ranking CSV, rated pairs or grouped")
+    parser.add_argument("--gold-format", choices=GOLD_FORMATS, help="default: detected")
+    parser.add_argument(
+        "--scores", action="append", default=[], help="token_a,token_b,score or item_id,score"
+    )
+    parser.add_argument("--vectors", action="append", default=[], help="word vectors file")
+    parser.add_argument("--vectors-format", choices=VECTOR_FORMATS, help="default: detected")
+    parser.add_argument(
+        "--case", choices=CASE_POLICIES, default="lower",
+        help="token lookup in vectors: as given then lowercased (lower), exact, or gensim's "
+        "case-insensitive fold",
+    )  # fmt: skip
+    parser.add_argument(
+        "--restrict-vocab", type=int, default=None, help="read only the first N vectors"
+    )
+    parser.add_argument(
+        "--sentence", action="store_true",
+        help="also evaluate all-MiniLM-L6-v2 sentence embeddings (the 'sentence' extra)",
+    )  # fmt: skip
+    parser.add_argument("--n0", type=float, default=2.0, help="weight offset of Eq. 9")
+    parser.add_argument("--missing", choices=MISSING_POLICIES, default="skip")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random generator")
+    parser.add_argument("--json", dest="json_out", default=None, help="write JSON here (- stdout)")
+    parser.add_argument("--votes", default=None, help="the study's votes CSV")
+    parser.add_argument("--resamples", type=int, default=0, help="voter-bootstrap resamples")
+    parser.add_argument("--estimator", choices=("auto", *ESTIMATORS), default="auto")
+    parser.add_argument("--chance-permutations", type=int, default=None)
+    parser.add_argument(
+        "--retrieval-alpha", type=float, default=0.1, help="share of top items as related pairs"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="threads (same result)")
+    return parser
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int], Any] | None]:
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(unit="step", leave=False, file=sys.stderr) as bar:
+
+        def update(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        yield update
+
+
+def _models(args: argparse.Namespace) -> dict[str, Any]:
+    models: dict[str, Any] = {}
+
+    def add(model: Any) -> None:
+        name = model.name
+        suffix = 2
+        while name in models:
+            name = f"{model.name}-{suffix}"
+            suffix += 1
+        models[name] = model
+
+    for path in args.scores:
+        add(read_model_scores(path))
+    for path in args.vectors:
+        add(
+            load_word_vectors(
+                path, args.vectors_format, case=args.case, restrict_vocab=args.restrict_vocab
+            )
+        )
+    if args.sentence:
+        from .sentence_scores import SentenceEmbeddings
+
+        add(SentenceEmbeddings())
+    return models
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not (args.scores or args.vectors or args.sentence):
+        parser.error("give a model: --scores PATH, --vectors PATH or --sentence")
+    to_stdout = args.json_out == "-"
+    try:
+        gold = read_gold(args.gold, args.gold_format)
+        models = _models(args)
+        votes = read_votes(args.votes, gold) if args.votes else None
+        with _progress(not to_stdout and sys.stderr.isatty()) as update:
+            result = evaluate(
+                gold, models, n0=args.n0, missing=args.missing,
+                rng=np.random.default_rng(args.seed), votes=votes, resamples=args.resamples,
+                chance_permutations=args.chance_permutations,
+                retrieval_alpha=args.retrieval_alpha, estimator=args.estimator,
+                progress=update, workers=args.workers,
+            )  # fmt: skip
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    result["seed"] = args.seed
+    text = json.dumps(result, indent=1)
+    if to_stdout:
+        print(text)
+        return 0
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+    print(format_table(result))
+    return 0
+
+
+def _clip(value: float | None) -> float | None:
+    """A correlation's interval end, kept within [-1, 1]."""
+    return None if value is None else max(-1.0, min(1.0, value))
+
+
+def _number(value: Any, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The human-readable summary printed on stdout."""
+    gold = result["gold"]
+    lines = [
+        f"gold {gold['source']} ({gold['format']}, {gold['n_items']} items"
+        + (f", areas: {gold['areas']}" if gold["areas"] else "")
+        + f"); n0 {result['n0']:g}, missing {result['missing']}, seed {result.get('seed')}, "
+        f"chance from {result['chance_permutations']} permutations"
+    ]
+    header = (
+        f"{'model':<24} {'area':<16} {'n':>7} {'cover':>6} {'rho_w':>7} {'tau_w':>7} "
+        f"{'rho':>7} {'tau':>7}  {'chance rho_w (95%)':>24} {'z':>6}"
+    )
+    lines += [header, "-" * len(header)]
+    for model in result["models"]:
+        rows = [("all", model)] + [(a["area"], a) for a in model.get("areas") or []]
+        for label, row in rows:
+            chance = (row.get("chance") or {}).get("rho_w")
+            band = (
+                f"{chance['mean']:+.3f} [{chance['low']:+.3f}, {chance['high']:+.3f}]"
+                if chance
+                else "n/a"
+            )
+            z = (row.get("z") or {}).get("rho_w")
+            lines.append(
+                f"{model['name'][:24]:<24} {label[:16]:<16} {row['n']:>7} "
+                f"{_number(row['coverage'], 3):>6} {_number(row['rho_w'], 3):>7} "
+                f"{_number(row['tau_w'], 3):>7} {_number(row['rho'], 3):>7} "
+                f"{_number(row['tau'], 3):>7}  {band:>24} {_number(z, 1):>6}"
+            )
+    for model in result["models"]:
+        extra = []
+        retrieval = model.get("retrieval")
+        if retrieval and "mrr" in retrieval:
+            ndcg = retrieval.get("ndcg@10")
+            extra.append(
+                f"retrieval MRR {retrieval['mrr']:.3f}, hits@1/3/10 {retrieval['hits@1']:.3f}/"
+                f"{retrieval['hits@3']:.3f}/{retrieval['hits@10']:.3f}"
+                + (f", nDCG@10 {_number(ndcg, 3)}" if "ndcg@10" in retrieval else "")
+                + f" ({retrieval['queries']} queries)"
+            )
+        elif retrieval:
+            extra.append(f"retrieval skipped: {retrieval['skipped']}")
+        votes = model.get("votes")
+        if votes:
+            extra.append(
+                f"vote agreement {_number(votes['agreement'], 3)}, certainty-weighted "
+                f"{_number(votes['weighted_agreement'], 3)} ({votes['votes']} votes)"
+            )
+        boot = model.get("bootstrap")
+        if boot:
+            # The basic (bias-corrected) interval, as the web application shows it: the
+            # percentiles ("low", "high" in the JSON) sit below the point estimate.
+            extra.append(
+                "voter bootstrap 95% (bias-corrected): "
+                + ", ".join(
+                    f"{m} [{_number(_clip(boot[m].get('basic_low')), 3)}, "
+                    f"{_number(_clip(boot[m].get('basic_high')), 3)}]"
+                    for m in ("rho_w", "tau_w", "rho", "tau")
+                )
+            )
+        if extra:
+            lines.append(f"{model['name']}: " + "; ".join(extra))
+    for pair in result.get("paired", []):
+        cells = [
+            f"{m} {_number(v['difference'], 3)} [{_number(v['low'], 3)}, {_number(v['high'], 3)}]"
+            f" A better in {v['a_better']:.0%}"
+            for m, v in pair["metrics"].items()
+            if v and m in ("rho_w", "tau_w")
+        ]
+        lines.append(f"{pair['a']} - {pair['b']}: " + "; ".join(cells))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

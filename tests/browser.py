@@ -1,0 +1,40 @@
+"""Fixtures for the tests that drive Debian's Chromium through Playwright."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+__all__ = ["CHROMIUM_ARGS", "browser", "orm_beside_playwright_loop"]
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def orm_beside_playwright_loop() -> Iterator[None]:
+    # Playwright's sync API runs an event loop in the test thread; Django refuses ORM calls from
+    # a thread with a running loop unless told this is fine (it is: the loop is Playwright's).
+    # Scoped to the module that uses the browser, so no subprocess started elsewhere (the Celery
+    # worker, manage.py check) inherits it.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
+
+
+@pytest.fixture(scope="module")
+def browser(orm_beside_playwright_loop: None) -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+        )
+        yield b
+        b.close()

@@ -1,0 +1,88 @@
+"""Staff evaluate two models on a finished study in a real browser, through the Celery worker."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from playwright.sync_api import expect
+
+from collector.models import Evaluation, Study
+from tests.collector.helpers import finish_in_process
+from tests.collector.test_evaluation import scores_csv
+from tests.factories import make_study
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SHOTS = os.environ.get("SCREENSHOT_DIR")  # set it to keep the pages as PNG files
+
+
+def shot(page, name: str) -> None:
+    if SHOTS:
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def test_staff_evaluate_two_models_and_read_the_leaderboard(
+    live_server, browser, celery_worker, monkeypatch, tmp_path
+):
+    owner = get_user_model().objects.create_user("owner", password="x" * 16, is_staff=True)
+    study = make_study(n_tokens=10, n_ballots=2, auto_open=True, created_by=owner, slug="gold")
+    finish_in_process(study, monkeypatch)
+    assert study.status == Study.Status.FINISHED
+    client = Client()
+    client.force_login(owner)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}/staff/gold/")
+    expect(page.get_by_text("No model evaluated yet.")).to_be_visible()
+
+    # A bad file first: the reason, with its line, and nothing stored.
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"token_a,token_b,score\nterm 00,term 01,nan\n")
+    page.get_by_label("Name").fill("broken")
+    page.get_by_label("Scores or vectors file").set_input_files(str(bad))
+    page.get_by_role("button", name="Evaluate").click()
+    expect(page.get_by_role("alert")).to_contain_text("line 2")
+    shot(page, "evaluation-refused")
+    assert not Evaluation.objects.exists()
+
+    for name, noise in (("close to the crowd", 0.05), ("far from the crowd", 0.4)):
+        path = tmp_path / f"{name}.csv"
+        path.write_bytes(scores_csv(study, noise, seed=2))
+        page.get_by_label("Name").fill(name)
+        page.get_by_label("Scores or vectors file").set_input_files(str(path))
+        page.get_by_role("button", name="Evaluate").click()
+        expect(page.get_by_role("status")).to_contain_text("is being evaluated")
+    # The page follows the worker: progress bars, then a reload with the figures.
+    rows = page.locator("table.leaderboard tbody tr")
+    expect(rows).to_have_count(2)
+    expect(page.locator("table.leaderboard progress")).to_have_count(0, timeout=60_000)
+    expect(rows.first).to_contain_text("close to the crowd")
+    expect(rows.nth(1)).to_contain_text("far from the crowd")
+    expect(rows.first).to_contain_text("[")  # the rho_w interval
+    shot(page, "evaluation-leaderboard")
+
+    page.get_by_role("link", name="close to the crowd").click()
+    expect(page.get_by_role("heading", name="Per area")).to_be_visible()
+    # The SVG's title names it; the caption describes it in words.
+    expect(page.get_by_role("img", name=re.compile("model rank against gold rank"))).to_be_visible()
+    expect(page.locator("figcaption")).to_contain_text("Scatter of close to the crowd's rank")
+    shot(page, "evaluation-detail")
+    for link, kind in (("PNG", "image/png"), ("PDF", "application/pdf"), ("SVG", "image/svg")):
+        href = page.get_by_role("link", name=link, exact=True).get_attribute("href")
+        response = page.request.get(f"{live_server.url}{href}")
+        assert response.ok and response.headers["content-type"].startswith(kind)
+    csv_text = page.request.get(f"{live_server.url}/staff/gold/models/leaderboard.csv").text()
+    assert [line.split(",")[0] for line in csv_text.splitlines()] == [
+        "model",
+        "close to the crowd",
+        "far from the crowd",
+    ]
+    context.close()
