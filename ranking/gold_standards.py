@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import FloatArray, IntArray
-from .input_files import InputFileError, number_at, read_lines, split_fields
+from .input_files import InputFileError, is_number, number_at, read_lines, split_fields
 
 __all__ = ["GOLD_FORMATS", "GoldFormat", "GoldStandard", "detect_gold_format", "read_gold"]
 
@@ -206,7 +206,7 @@ def _read_scored_pairs(path: str | Path, format: GoldFormat) -> GoldStandard:
             raise InputFileError(
                 path, f"expected 3 columns ({names}), found {len(fields)}: {fields!r}", number
             )
-        if index == 0 and not _is_number(fields[2]):
+        if index == 0 and not is_number(fields[2]):
             continue  # a header line, as gensim tolerates one
         scores.append(number_at(path, number, fields[2], "the score"))
         token_a.append(fields[0])
@@ -218,14 +218,6 @@ def _read_scored_pairs(path: str | Path, format: GoldFormat) -> GoldStandard:
 
 def _csv_fields_line(text: str) -> list[str]:
     return [field.strip() for field in next(csv.reader([text]))]
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 _STUDY_REQUIRED = ("rank", "item_id", "token_a", "token_b")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-__all__ = ["InputFileError", "number_at", "read_lines", "split_fields"]
+__all__ = ["InputFileError", "is_number", "number_at", "read_lines", "split_fields"]
 
 
 class InputFileError(ValueError):
@@ -65,3 +65,12 @@ def number_at(path: str | Path, line: int, text: str, what: str) -> float:
     if not math.isfinite(value):
         raise InputFileError(path, f"{what} must be a finite number, got {text!r}", line)
     return value
+
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a float (a header's score column does not)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from ._validation import FloatArray
 from .gold_standards import GoldStandard
-from .input_files import InputFileError, number_at, read_lines, split_fields
+from .input_files import InputFileError, is_number, number_at, read_lines, split_fields
 
 __all__ = ["PairScorer", "ScoreTable", "item_scores", "pair_scorer_for", "read_model_scores"]
 
@@ -118,7 +118,7 @@ def read_model_scores(path: str | Path, name: str | None = None) -> ScoreTable:
     rows = [(n, _fields(t, delimiter)) for n, t in lines]
     width = len(rows[0][1])
     columns: dict[str, int] = {}
-    if not _is_number(rows[0][1][-1]):
+    if not is_number(rows[0][1][-1]):
         header = [h.lower() for h in rows[0][1]]
         rows = rows[1:]
         if "score" in header and ("item_id" in header or {"token_a", "token_b"} <= set(header)):
@@ -169,14 +169,6 @@ def _fields(text: str, delimiter: str | None) -> list[str]:
     if delimiter == ",":
         return [f.strip() for f in next(csv.reader([text]))]
     return split_fields(text, delimiter)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _item_id(path: str | Path, line: int, text: str) -> int:

@@ -155,14 +155,8 @@ class EvaluationsView(_StudyView):
         if not form.is_valid():
             field, errors = next(iter(form.errors.items()))
             raise ValidationError({"detail": f"{field}: {errors[0]}"})
-        d = form.cleaned_data
         try:
-            with submitting.upload_path(d["file"]) as path:
-                evaluation = submitting.submit(
-                    study, d["name"], path, d["source"],
-                    vectors_format=d["vectors_format"] or None, missing=d["missing"],
-                    filename=d["file"].name, created_by=request.user,
-                )  # fmt: skip
+            evaluation = form.submit(study, request.user)
         except submitting.EvaluationRefused as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(_evaluation_json(request, evaluation), status=202)

@@ -32,14 +32,8 @@ def evaluation_new(request: HttpRequest, slug: str) -> HttpResponse:
         return render_study_page(request, study, status=409)
     form = EvaluationForm(request.POST, request.FILES)
     if form.is_valid():
-        d = form.cleaned_data
         try:
-            with submitting.upload_path(d["file"]) as path:
-                evaluation = submitting.submit(
-                    study, d["name"], path, d["source"],
-                    vectors_format=d["vectors_format"] or None, missing=d["missing"],
-                    filename=d["file"].name, created_by=request.user,
-                )  # fmt: skip
+            evaluation = form.submit(study, request.user)
         except submitting.EvaluationRefused as exc:
             form.add_error("file" if "line" in str(exc) or "file" in str(exc) else None, str(exc))
         else:

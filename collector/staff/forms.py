@@ -11,6 +11,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from collector.evaluation import submitting
 from collector.models import DEFAULT_QUESTION, Evaluation, Study
 from collector.studies import creating, importing, lifecycle
 
@@ -164,6 +165,17 @@ class EvaluationForm(forms.Form):
         label="Scores or vectors file",
         help_text="UTF-8 text (word2vec binary excepted); lines starting with # are comments.",
     )
+
+    def submit(self, study: Study, created_by: Any) -> Evaluation:
+        """Read the valid form's file and store the evaluation (queued); raises
+        :class:`collector.evaluation.submitting.EvaluationRefused`, storing nothing."""
+        d = self.cleaned_data
+        with submitting.upload_path(d["file"]) as path:
+            return submitting.submit(
+                study, d["name"], path, d["source"],
+                vectors_format=d["vectors_format"] or None, missing=d["missing"],
+                filename=d["file"].name, created_by=created_by,
+            )  # fmt: skip
 
     def clean_missing(self) -> str:
         return self.cleaned_data.get("missing") or Evaluation.Missing.SKIP
