@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.test import Client, override_settings
 from playwright.sync_api import expect
 
 from collector.models import Evaluation, Study
 from tests.collector.helpers import finish_in_process
-from tests.collector.test_evaluation import scores_csv
+from tests.collector.test_evaluation import BAD_FILES, scores_csv
 from tests.factories import make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,14 +43,34 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
     page.goto(f"{live_server.url}/staff/gold/")
     expect(page.get_by_text("No model evaluated yet.")).to_be_visible()
 
-    # A bad file first: the reason, with its line, and nothing stored.
-    bad = tmp_path / "bad.csv"
-    bad.write_bytes(b"token_a,token_b,score\nterm 00,term 01,nan\n")
-    page.get_by_label("Name").fill("broken")
-    page.get_by_label("Scores or vectors file").set_input_files(str(bad))
-    page.get_by_role("button", name="Evaluate").click()
-    expect(page.get_by_role("alert")).to_contain_text("line 2")
-    shot(page, "evaluation-refused")
+    # Bad files first: each refused with its reason, and nothing stored.
+    bad_files = [
+        (name, content, "scores", reason)
+        for name, content, reason in (
+            ("columns", BAD_FILES["wrong columns"], "line 2"),
+            ("nan", BAD_FILES["a NaN score"], "line 2"),
+            ("latin1", BAD_FILES["bytes that are not UTF-8"], "UTF-8"),
+        )
+    ] + [("mixed", b"2 3\nterm 0.1 0.2 0.3\n00 0.1 0.2\n", "vectors", "line 3")]
+    for name, content, source, reason in bad_files:
+        path = tmp_path / f"{name}.txt"
+        path.write_bytes(content)
+        page.get_by_label("Name").fill(name)
+        page.get_by_label("File holds").select_option(source)
+        page.get_by_label("Scores or vectors file").set_input_files(str(path))
+        page.get_by_role("button", name="Evaluate").click()
+        expect(page.get_by_role("alert")).to_contain_text(reason)
+        expect(page.get_by_role("alert")).to_contain_text(f"{name}.txt")
+        if name == "nan":
+            shot(page, "evaluation-refused")
+    big = tmp_path / "big.csv"
+    big.write_bytes(scores_csv(study, 0.0))
+    with override_settings(EVALUATION_MAX_UPLOAD_BYTES=1000):
+        page.get_by_label("Name").fill("big")
+        page.get_by_label("File holds").select_option("scores")
+        page.get_by_label("Scores or vectors file").set_input_files(str(big))
+        page.get_by_role("button", name="Evaluate").click()
+        expect(page.get_by_role("alert")).to_contain_text("over the limit")
     assert not Evaluation.objects.exists()
 
     for name, noise in (("close to the crowd", 0.05), ("far from the crowd", 0.4)):
