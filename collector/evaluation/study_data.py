@@ -22,7 +22,9 @@ def gold_of(study: Study) -> GoldStandard:
     rows = list(
         Item.objects.filter(study=study)
         .order_by("index")
-        .values_list("index", "token_a__text", "token_b__text", "area__name", "final_rank")
+        .values_list(
+            "index", "token_a__text", "token_b__text", "area__name", "final_rank", "final_score"
+        )
     )
     last = dict(
         ItemScore.objects.filter(ballot__study=study)
@@ -37,6 +39,7 @@ def gold_of(study: Study) -> GoldStandard:
         token_b=tuple(r[2] for r in rows),
         ranks=np.array([r[4] for r in rows], dtype=np.float64),
         item_ids=index,
+        scores=np.array([np.nan if r[5] is None else r[5] for r in rows], dtype=np.float64),
         areas=tuple(r[3] for r in rows),
         last_ballot=np.array([last.get(int(i), 1) for i in index], dtype=np.int64),
         source=f"study {study.slug}",

@@ -227,3 +227,27 @@ def test_the_gold_exports_wait_for_the_study_to_finish(client, owner):
     study = make_study(created_by=owner, slug="early")
     assert client.get(f"/staff/{study.slug}/gold.tsv").status_code == 409
     assert client.get(f"/staff/{study.slug}/dataset.json").status_code == 409
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"design": "uniform"}, {"estimator": "bradley_terry"}],
+    ids=["uniform design", "bradley-terry estimator"],
+)
+def test_studies_of_every_design_and_estimator_can_be_evaluated(
+    client, owner, monkeypatch, options
+):
+    study = make_study(
+        n_tokens=10, n_ballots=2, auto_open=True, created_by=owner, slug="other", **options
+    )
+    finish_in_process(study, monkeypatch)
+    upload(client, study, "m", scores_csv(study, 0.05))
+    with override_settings(EVALUATION_RESAMPLES=50):
+        running.run_evaluation(Evaluation.objects.get().pk)
+    evaluation = Evaluation.objects.get()
+    assert evaluation.status == "done", evaluation.error
+    assert evaluation.result["study"]["estimator"] == study.estimator
+    # Rescoring the stored votes as the study did gives exactly the study's final scores.
+    assert evaluation.result["study"]["reproduces_export"] is True
+    assert evaluation.result["study"]["max_score_difference"] == 0.0
+    assert evaluation.result["bootstrap"]["rho_w"]["basic_low"] is not None
