@@ -12,7 +12,7 @@ No Django import anywhere in this package.
 
 from .ballots import ballot_pairs, ballot_sizes
 from .bootstrap import Scope, interval, item_bootstrap, paired_comparison, voter_bootstrap
-from .bradley_terry import DEFAULT_BT_ALPHA, bradley_terry
+from .bradley_terry import DEFAULT_BT_ALPHA, bradley_terry, strength_intervals
 from .budget import (
     StudyPlan,
     ballot_comparisons,
@@ -98,6 +98,7 @@ __all__ = [
     "borda_counts",
     "borda_scores",
     "bradley_terry",
+    "strength_intervals",
     "chance_baseline",
     "close_ballot",
     "comparisons_per_ballot",

@@ -20,6 +20,12 @@ urlpatterns = [
     path("staff/<slug:slug>/ranking.csv", staff.ranking_csv, name="staff-ranking-csv"),
     path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
     path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),
+    path("staff/<slug:slug>/figures/", staff.figures_page, name="staff-figures"),
+    path(
+        "staff/<slug:slug>/figures/<slug:name>.<str:fmt>",
+        staff.figure_file,
+        name="staff-figure-file",
+    ),
     path("staff/<slug:slug>/dataset.json", staff.dataset_json, name="staff-dataset-json"),
     path("staff/<slug:slug>/models/", evaluations.evaluation_new, name="staff-evaluation-new"),
     path(

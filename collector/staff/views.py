@@ -11,9 +11,10 @@ from collections.abc import Callable
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
-from collector.staff import dataset, exports, study_page
+from collector.staff import dataset, exports, study_figures, study_page
 from collector.staff.access import download, get_study, staff_required, visible_studies
 from collector.staff.forms import StudyForm
 from collector.studies import creating, lifecycle
@@ -124,4 +125,25 @@ def dataset_json(request: HttpRequest, slug: str) -> HttpResponseBase:
         return JsonResponse({"detail": str(exc)}, status=409)
     response = JsonResponse(card, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-dataset.json"'
+    return response
+
+
+@staff_required
+def figures_page(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study(request, slug)
+    shown = [
+        {"name": f.name, "title": f.title, "text": f.text, "svg": mark_safe(f.svg())}  # noqa: S308
+        for f in study_figures.study_figures(study)
+    ]
+    return render(request, "staff/study_figures.html", {"study": study, "figures": shown})
+
+
+@staff_required
+def figure_file(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    found = {f.name: f for f in study_figures.study_figures(study)}
+    if fmt not in study_figures.FORMATS or name not in found:
+        return HttpResponse("No such figure (formats: svg, png, pdf).", status=404)
+    response = HttpResponse(found[name].render(fmt), content_type=study_figures.FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}.{fmt}"'
     return response

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking import bradley_terry
+from ranking import bradley_terry, strength_intervals
 
 
 def _random_comparisons(seed: int, n: int = 40, p: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -72,3 +72,26 @@ def test_it_rejects_an_unknown_method() -> None:
 def test_it_rejects_a_warm_start_of_the_wrong_length() -> None:
     with pytest.raises(ValueError, match="initial_strength"):
         bradley_terry(3, [[0, 1]], [1.0], initial_strength=[0.0, 0.0])
+
+
+def test_strength_intervals_cover_the_true_strengths_and_narrow_with_more_comparisons():
+    rng = np.random.default_rng(4)
+    n = 30
+    truth = rng.normal(0, 1, n)
+    truth -= truth.mean()
+
+    def widths_and_coverage(comparisons: int) -> tuple[float, float]:
+        pairs = rng.integers(0, n, size=(comparisons, 2))
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        wins = rng.random(len(pairs)) < 1 / (1 + np.exp(truth[pairs[:, 1]] - truth[pairs[:, 0]]))
+        scores = wins.astype(float)
+        fit = bradley_terry(n, pairs, scores)
+        low, high = strength_intervals(n, pairs, scores, fit, np.arange(n))
+        # Centre both on the same items before comparing with the truth.
+        covered = (low - fit.mean() <= truth) & (truth <= high - fit.mean())
+        return float(np.mean(high - low)), float(covered.mean())
+
+    wide, coverage_few = widths_and_coverage(1_500)
+    narrow, coverage_many = widths_and_coverage(15_000)
+    assert narrow < wide / 2.5  # ten times the data: about a third of the width
+    assert coverage_few >= 0.8 and coverage_many >= 0.8

@@ -1,0 +1,241 @@
+"""A study's figures, drawn server-side with matplotlib (SVG in the page, PNG/PDF/SVG files).
+
+- ``votes``: votes over time, one line per ballot;
+- ``rescaling-K`` for every closed ballot ``K > 1``: each item's Borda score ``x^(K)`` against
+  its running mean ``ybar^(K-1)`` with the fitted line of slope ``b`` (Eq. 6; the paper's Fig. 2);
+- ``top-items``: the final top items' scores ballot by ballot (in the spirit of its Fig. 4);
+- ``top-ranking`` (finished studies): the top of the final ranking with pooled Bradley-Terry
+  log-strengths and their 95% intervals, the study's top (its last ballot's items) marked;
+- ``response-times``: response times by voter (pseudonyms).
+
+Every figure has a title (the SVG's ``<title>``) and a text alternative for the page.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Max, Min
+from django.db.models.functions import TruncMinute, TruncSecond
+
+import ranking
+from collector.models import Ballot, Item, ItemScore, Study, Vote
+from collector.studies import bulk_sql
+
+FORMATS = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
+TOP_ITEMS = 10  # lines in top-items
+TOP_RANKING = 30  # rows in top-ranking
+VOTERS_SHOWN = 30  # boxes in response-times, the most active voters
+
+
+@dataclass(frozen=True)
+class StudyFigure:
+    name: str
+    title: str
+    text: str  # the text alternative
+    figure: Any  # matplotlib.figure.Figure
+
+    def render(self, fmt: str = "svg") -> bytes:
+        buf = io.BytesIO()
+        metadata = {"Title": self.title} if fmt in ("svg", "pdf") else None
+        self.figure.savefig(buf, format=fmt, metadata=metadata, dpi=150 if fmt == "png" else None)
+        return buf.getvalue()
+
+    def svg(self) -> str:
+        """The SVG element alone, for the page."""
+        text = self.render("svg").decode()
+        return text[text.index("<svg") :]
+
+
+def _figure(title: str, size: tuple[float, float] = (6.4, 4.0)) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(title, fontsize=10)
+    return fig, ax
+
+
+def votes_over_time(study: Study) -> StudyFigure | None:
+    votes = Vote.objects.filter(ballot__study=study)
+    span = votes.aggregate(first=Min("created_at"), last=Max("created_at"))
+    if span["first"] is None:
+        return None
+    # Counted per minute, or per second for a study voted in under an hour (a rehearsal).
+    short = (span["last"] - span["first"]).total_seconds() < 3600
+    rows = list(
+        votes.annotate(at=(TruncSecond if short else TruncMinute)("created_at"))
+        .values_list("ballot__number", "at")
+        .annotate(n=Count("id"))
+        .order_by("ballot__number", "at")
+    )
+    title = f"{study.name}: votes over time"
+    fig, ax = _figure(title)
+    start = min(r[1] for r in rows)
+    for number in sorted({r[0] for r in rows}):
+        mine = [r for r in rows if r[0] == number]
+        minutes = [(r[1] - start).total_seconds() / 60 for r in mine]
+        ax.step(minutes, np.cumsum([r[2] for r in mine]), where="post", label=f"ballot {number}")
+    ax.set_xlabel("minutes since the first vote")
+    ax.set_ylabel("votes (cumulative)")
+    ax.legend(fontsize=8, frameon=False)
+    total = sum(r[2] for r in rows)
+    elapsed = (span["last"] - span["first"]).total_seconds() / 60
+    text = f"Cumulative votes of each ballot over time: {total} votes in {elapsed:.1f} minutes."
+    return StudyFigure("votes", title, text, fig)
+
+
+def rescaling(study: Study) -> list[StudyFigure]:
+    """One scatter for every closed ballot after the first (the paper's Fig. 2)."""
+    figures = []
+    closed = Ballot.objects.filter(study=study, status=Ballot.Status.CLOSED, number__gt=1)
+    for ballot in closed.order_by("number"):
+        now = dict(ItemScore.objects.filter(ballot=ballot).values_list("item_id", "x"))
+        before = dict(
+            ItemScore.objects.filter(ballot__study=study, ballot__number=ballot.number - 1)
+            .filter(item_id__in=list(now))
+            .values_list("item_id", "ybar")
+        )
+        ids = [i for i in now if now[i] is not None and before.get(i) is not None]
+        if not ids:
+            continue
+        x = np.array([now[i] for i in ids])
+        prev = np.array([before[i] for i in ids])
+        b = ranking.rescale_slope(x, prev)
+        title = f"Ballot {ballot.number}: x^({ballot.number}) against ybar^({ballot.number - 1})"
+        fig, ax = _figure(title, (5.0, 4.4))
+        ax.scatter(x, prev, s=10, alpha=0.6, color="#1f5f99", lw=0)
+        line = np.linspace(min(x.min(), 0.0), 1.0, 50)
+        ax.plot(
+            line,
+            1 - b * (1 - line),
+            color="#b42318",
+            lw=1.2,
+            label=f"1 - ybar = b (1 - x), b = {b:.3f}",
+        )
+        ax.set_xlabel(f"Borda score x in ballot {ballot.number}")
+        ax.set_ylabel(f"running mean ybar after ballot {ballot.number - 1}")
+        ax.legend(fontsize=8, frameon=False, loc="lower right")
+        text = (
+            f"Scatter of the {len(ids)} items of ballot {ballot.number}: their Borda score in "
+            f"this ballot against their running mean after the previous one, with the fitted "
+            f"rescaling line of slope b = {b:.3f} (Eq. 6)."
+        )
+        figures.append(StudyFigure(f"rescaling-{ballot.number}", title, text, fig))
+    return figures
+
+
+def _final_top(study: Study, count: int) -> list[tuple[int, int, str]]:
+    """(item id, Item.index, label) of the best ``count`` items, by final rank, else by the
+    latest closed ballot's running mean."""
+    items = Item.objects.filter(study=study, final_rank__isnull=False).order_by("final_rank")
+    rows = list(items.values_list("id", "index", "token_a__text", "token_b__text")[:count])
+    if not rows:
+        latest = (
+            ItemScore.objects.filter(ballot__study=study, ybar__isnull=False)
+            .order_by("-ballot__number", "-ybar")
+            .values_list("item_id", "item__index", "item__token_a__text", "item__token_b__text")
+        )
+        rows = list(latest[:count])
+    return [(r[0], r[1], f"{r[2]} – {r[3]}") for r in rows]
+
+
+def top_items(study: Study) -> StudyFigure | None:
+    top = _final_top(study, TOP_ITEMS)
+    field = "strength" if study.estimator == Study.Estimator.BRADLEY_TERRY else "ybar"
+    scores = ItemScore.objects.filter(
+        item_id__in=[t[0] for t in top], **{f"{field}__isnull": False}
+    )
+    values = list(scores.values_list("item_id", "ballot__number", field))
+    if not values:
+        return None
+    title = f"{study.name}: the top items' scores ballot by ballot"
+    fig, ax = _figure(title, (6.4, 4.4))
+    for item_id, _index, label in top:
+        mine = sorted((k, v) for i, k, v in values if i == item_id)
+        ax.plot([k for k, _ in mine], [v for _, v in mine], marker="o", ms=3, lw=1, label=label)
+    ax.set_xlabel("ballot")
+    ax.set_ylabel("Bradley-Terry strength" if field == "strength" else "running mean ybar")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=6, frameon=False, ncols=2)
+    text = (
+        f"The {len(top)} best items' {'strengths' if field == 'strength' else 'running means'} "
+        f"after each ballot they were in; lines that settle early mark a stable top."
+    )
+    return StudyFigure("top-items", title, text, fig)
+
+
+def top_ranking(study: Study) -> StudyFigure | None:
+    if study.status != Study.Status.FINISHED:
+        return None
+    _ballots, pairs, first_score, _voters = bulk_sql.study_votes(study.pk)
+    n = study.items.count()
+    if pairs.shape[0] == 0:
+        return None
+    strength = ranking.bradley_terry(n, pairs, first_score)
+    top = _final_top(study, TOP_RANKING)
+    indexes = np.array([t[1] for t in top])
+    low, high = ranking.strength_intervals(n, pairs, first_score, strength, indexes)
+    title = f"{study.name}: top {len(top)} of the final ranking, Bradley-Terry 95% intervals"
+    fig, ax = _figure(title, (6.4, 0.6 + 0.22 * len(top)))
+    y = np.arange(1, len(top) + 1)
+    s = strength[indexes]
+    ax.errorbar(s, y, xerr=[s - low, high - s], fmt="o", ms=3, color="#1f5f99", lw=1, capsize=2)
+    last = study.ballots.order_by("-number").first()
+    cut = last.n_items if last is not None else 0
+    if 0 < cut < len(top):
+        ax.axhline(cut + 0.5, color="#b42318", ls="--", lw=1, label=f"the study's top ({cut})")
+        ax.legend(fontsize=8, frameon=False, loc="lower right")
+    ax.set_yticks(y, [f"{k}. {t[2]}" for k, t in zip(y, top, strict=True)], fontsize=7)
+    ax.set_ylim(len(top) + 0.5, 0.5)
+    ax.set_xlabel("pooled Bradley-Terry log-strength")
+    text = (
+        f"The {len(top)} best items of the final ranking with their pooled Bradley-Terry "
+        f"log-strengths and 95% intervals; overlapping intervals are pairs the votes do not "
+        f"separate."
+    )
+    return StudyFigure("top-ranking", title, text, fig)
+
+
+def response_times(study: Study) -> StudyFigure | None:
+    votes = Vote.objects.filter(ballot__study=study, response_ms__isnull=False)
+    busiest = list(
+        votes.values("voter_id", "voter__pseudonym")
+        .annotate(n=Count("id"))
+        .order_by("-n", "voter_id")[:VOTERS_SHOWN]
+    )
+    if not busiest:
+        return None
+    times: dict[int, list[float]] = {v["voter_id"]: [] for v in busiest}
+    for voter, ms in votes.filter(voter_id__in=list(times)).values_list("voter_id", "response_ms"):
+        times[voter].append(max(ms or 0, 1) / 1000)
+    title = f"{study.name}: response times by voter"
+    fig, ax = _figure(title, (6.4, 4.2))
+    ax.boxplot([times[v["voter_id"]] for v in busiest], showfliers=False)
+    ax.set_yscale("log")
+    ax.set_xticks(
+        range(1, len(busiest) + 1),
+        [v["voter__pseudonym"] for v in busiest],
+        rotation=90,
+        fontsize=6,
+    )
+    ax.set_ylabel("seconds per comparison")
+    medians = sorted(float(np.median(times[v["voter_id"]])) for v in busiest)
+    text = (
+        f"Box plots of the response times of the {len(busiest)} most active voters (log scale); "
+        f"their medians run from {medians[0]:.1f} s to {medians[-1]:.1f} s."
+    )
+    return StudyFigure("response-times", title, text, fig)
+
+
+def study_figures(study: Study) -> list[StudyFigure]:
+    """Every figure the study has data for, in the order above."""
+    found = [votes_over_time(study), *rescaling(study), top_items(study)]
+    found += [top_ranking(study), response_times(study)]
+    return [f for f in found if f is not None]
