@@ -64,6 +64,7 @@ from .study import ESTIMATORS, BallotOutcome, Estimator, StudyState, close_ballo
 from .study_votes import StudyVotes, read_votes, rescore, simulate_study_votes
 from .tied_metrics import METRIC_NAMES, mid_ranks, rank_correlations, rank_rows
 from .vote_agreement import crowd_certainty, vote_agreement, vote_outcomes
+from .voter_quality import VoterQuality, position_bias, voter_quality
 from .word_vectors import VECTOR_FORMATS, WordVectors, load_word_vectors
 
 __all__ = [
@@ -145,4 +146,7 @@ __all__ = [
     "voter_bootstrap",
     "weighted_kendall",
     "weighted_spearman",
+    "VoterQuality",
+    "position_bias",
+    "voter_quality",
 ]

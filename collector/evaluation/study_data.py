@@ -48,7 +48,7 @@ def gold_of(study: Study) -> GoldStandard:
 
 def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
     """The study's answered comparisons with each ballot's items (None: no votes)."""
-    numbers, pairs, first_score, voter_ids = bulk_sql.study_votes(study.pk)
+    numbers, pairs, first_score, voter_ids, _times = bulk_sql.study_votes(study.pk)
     if numbers.size == 0:
         return None
     _, voters = np.unique(voter_ids, return_inverse=True)

@@ -174,7 +174,8 @@ def top_items(study: Study) -> StudyFigure | None:
 def top_ranking(study: Study) -> StudyFigure | None:
     if study.status != Study.Status.FINISHED:
         return None
-    _ballots, pairs, first_score, _voters = bulk_sql.study_votes(study.pk)
+    rows = bulk_sql.study_votes(study.pk)
+    pairs, first_score = rows.pairs, rows.first_score
     n = study.items.count()
     if pairs.shape[0] == 0:
         return None

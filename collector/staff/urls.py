@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from collector.staff import api, evaluations
+from collector.staff import api, evaluations, voters
 from collector.staff import views as staff
 
 urlpatterns = [
@@ -21,6 +21,8 @@ urlpatterns = [
     path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
     path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),
     path("staff/<slug:slug>/figures/", staff.figures_page, name="staff-figures"),
+    path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
+    path("staff/<slug:slug>/voters.csv", voters.voters_csv, name="staff-voters-csv"),
     path(
         "staff/<slug:slug>/figures/<slug:name>.<str:fmt>",
         staff.figure_file,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from django.db import DatabaseError, connection, models, transaction
@@ -231,25 +231,38 @@ def answered_pairs(study_id: int, ballot_ids: Sequence[int]) -> tuple[np.ndarray
     return rows[:, 0:2], rows[:, 2] / 2.0
 
 
-def study_votes(study_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every vote of a study, in vote order: ``(ballot numbers (P,), pairs (P, 2) of item
-    indexes, first_score (P,), voter ids (P,))``, read as :func:`answered_pairs` reads them."""
+class StudyVoteRows(NamedTuple):
+    """Every vote of a study, in vote order (item indexes are ``Item.index``)."""
+
+    ballot: np.ndarray  # ballot number (P,)
+    pairs: np.ndarray  # left and right item (P, 2)
+    first_score: np.ndarray  # 1.0 left, 0.0 right, 0.5 tie (P,)
+    voter: np.ndarray  # voter id (P,)
+    response_ms: np.ndarray  # float, NaN where unknown (P,)
+
+
+def study_votes(study_id: int) -> StudyVoteRows:
+    """Every vote of a study, read as :func:`answered_pairs` reads them."""
     ballots = ", ".join(
         str(b) for b in Ballot.objects.filter(study_id=study_id).values_list("id", flat=True)
     )
-    if not ballots:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, np.empty((0, 2), dtype=np.int64), empty.astype(np.float64), empty
     b = Ballot._meta.db_table
-    rows = _vote_rows(
-        study_id,
-        f"v.{_col(Vote, 'ballot')} IN ({ballots})",
-        extra=(
-            f"(SELECT number FROM {b} WHERE {b}.id = v.{_col(Vote, 'ballot')})",
-            f"v.{_col(Vote, 'voter')}",
-        ),
+    rows = (
+        _vote_rows(
+            study_id,
+            f"v.{_col(Vote, 'ballot')} IN ({ballots})",
+            extra=(
+                f"(SELECT number FROM {b} WHERE {b}.id = v.{_col(Vote, 'ballot')})",
+                f"v.{_col(Vote, 'voter')}",
+                f"COALESCE(v.{_col(Vote, 'response_ms')}, -1)",
+            ),
+        )
+        if ballots
+        else np.empty((0, 6), dtype=np.int64)
     )
-    return rows[:, 3], rows[:, 0:2], rows[:, 2] / 2.0, rows[:, 4]
+    times = rows[:, 5].astype(np.float64)
+    times[times < 0] = np.nan
+    return StudyVoteRows(rows[:, 3], rows[:, 0:2], rows[:, 2] / 2.0, rows[:, 4], times)
 
 
 def _vote_rows(study_id: int, where: str, extra: tuple[str, ...] = ()) -> np.ndarray:

@@ -1,0 +1,60 @@
+"""The staff's voter table: figures per voter, flags by the staff's thresholds, position bias,
+lookup by platform id, CSV."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from collector.models import Vote, Voter
+from tests.collector.helpers import finish_in_process, read_csv
+from tests.factories import make_study
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def study(client, monkeypatch):
+    owner = get_user_model().objects.create_user("owner", password="x" * 16, is_staff=True)
+    client.force_login(owner)
+    study = make_study(n_tokens=10, n_ballots=2, auto_open=True, created_by=owner, slug="crowd")
+    finish_in_process(study, monkeypatch)
+    voters = list(Voter.objects.filter(study=study).order_by("id"))
+    # One fast voter, the others at a human pace; one voter known by a platform id.
+    Vote.objects.filter(voter=voters[0]).update(response_ms=300)
+    Vote.objects.exclude(voter=voters[0]).update(response_ms=4200)
+    Voter.objects.filter(pk=voters[1].pk).update(participant="PROLIFIC-123")
+    return study
+
+
+def test_the_voter_table_flags_the_speeder_by_the_staffs_threshold(client, study):
+    voters = list(Voter.objects.filter(study=study).order_by("id"))
+    page = client.get("/staff/crowd/voters/").content.decode()
+    assert page.count('<th scope="row">v-') == len(voters)
+    assert page.count(">speeder<") == 1 and "Position bias" in page
+    # A threshold above everyone's median flags them all; below everyone's, none.
+    assert (
+        client.get("/staff/crowd/voters/?speeder_ms=5000").content.decode().count(">speeder<") == 8
+    )
+    assert ">speeder<" not in client.get("/staff/crowd/voters/?speeder_ms=100").content.decode()
+
+
+def test_staff_find_a_voter_by_platform_id_while_the_table_shows_pseudonyms(client, study):
+    voter = Voter.objects.get(participant="PROLIFIC-123")
+    page = client.get("/staff/crowd/voters/?participant=PROLIFIC-123").content.decode()
+    assert f"is voter <strong>{voter.pseudonym}</strong>" in page
+    assert (
+        "No voter of this study"
+        in client.get("/staff/crowd/voters/?participant=x").content.decode()
+    )
+    header, rows = read_csv(b"".join(client.get("/staff/crowd/voters.csv")).decode())
+    assert header[:3] == ["voter", "votes", "median_response_ms"]
+    assert {r["voter"] for r in rows} == set(Voter.objects.values_list("pseudonym", flat=True))
+    assert "PROLIFIC-123" not in b"".join(client.get("/staff/crowd/voters.csv")).decode()
+    assert sum(r["speeder"] == "True" for r in rows) == 1
+
+
+def test_bad_thresholds_fall_back_to_the_defaults_with_an_error(client, study):
+    response = client.get("/staff/crowd/voters/?speeder_ms=-5&min_agreement=7")
+    assert response.status_code == 200
+    assert "Ensure this value is greater than or equal to 0" in response.content.decode()
