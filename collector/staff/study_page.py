@@ -12,7 +12,7 @@ from collector.evaluation import leaderboard
 from collector.models import Study
 from collector.staff import exports
 from collector.staff.forms import EvaluationForm
-from collector.studies import creating
+from collector.studies import creating, lifecycle
 
 RANKING_ROWS_SHOWN = 200
 
@@ -25,9 +25,14 @@ def render_study_page(
     evaluation_form: EvaluationForm | None = None,
 ) -> HttpResponse:
     """The study page; with ``evaluation_form``, a refused model upload and its errors."""
+    progress = exports.progress(study)
+    for row in progress:
+        if row["ballot"].status == row["ballot"].Status.OPEN:
+            # Shown before an early close: these items would get no score from this ballot.
+            row["items_without_answer"] = lifecycle.items_without_answer(row["ballot"].pk)
     context: dict[str, Any] = {
         "study": study,
-        "progress": exports.progress(study),
+        "progress": progress,
         "plan": creating.describe_plan(study),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
     }

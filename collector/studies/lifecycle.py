@@ -40,6 +40,7 @@ __all__ = [
     "close_ballot",
     "close_early",
     "delete_study",
+    "items_without_answer",
     "note_vote_recorded",
     "open_ballot",
     "sweep_ballots",
@@ -121,6 +122,15 @@ def close_early(ballot_id: int) -> int:
             jobs.close_ballot_after_commit(ballot_id)
         # else: the last vote closed it meanwhile (and enqueued the close); nothing was left.
     return voided
+
+
+def items_without_answer(ballot_id: int) -> int:
+    """How many of the ballot's items have no answered comparison yet: what an early close
+    would leave unscored in this ballot (their score stays that of the ballot before)."""
+    members = bulk_sql.ballot_members(ballot_id)
+    study_id = Ballot.objects.values_list("study_id", flat=True).get(id=ballot_id)
+    pairs, _scores = bulk_sql.answered_pairs(study_id, [ballot_id])
+    return int(np.setdiff1d(members, pairs.ravel()).size)
 
 
 def _void_open(ballot_id: int) -> int:

@@ -11,8 +11,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from collector import jobs
-from collector.models import Ballot, Comparison, Study
+from collector.models import Ballot, Comparison, Study, Voter
 from collector.studies import lifecycle
+from collector.voting import store
 from tests.factories import make_study, tokens_csv
 
 TOKENS_8 = tokens_csv(8)  # 28 items
@@ -211,3 +212,15 @@ def test_every_model_has_an_admin_page_and_a_study_with_votes_can_be_deleted(
     )
     assert response.status_code == 200
     assert not Study.objects.exists() and not Vote.objects.exists()
+
+
+def test_before_an_early_close_the_page_counts_the_items_without_an_answer(client, study):
+    lifecycle.open_ballot(study.ballots.get().pk)
+    voter = Voter.objects.create(study=study)
+    c = store.next_comparison(voter)
+    page = client.get(f"/staff/{study.slug}/").content.decode()
+    assert "28 items without an answered comparison yet" in page
+    store.record_vote(voter, c.id, "left")
+    page = client.get(f"/staff/{study.slug}/").content.decode()
+    assert "26 items without an answered comparison yet" in page
+    assert "and 26 of its 28 items have no answered comparison yet" in page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 
 import numpy as np
@@ -127,7 +128,12 @@ def test_it_closes_early_voiding_unanswered_comparisons(celery_worker, tmp_path)
     simulate(study, limit=20)
     from django.core.management import call_command
 
-    call_command("close_ballot", study.slug, "--timeout", "60")
+    without = lifecycle.items_without_answer(ballot.pk)
+    err = io.StringIO()
+    call_command("close_ballot", study.slug, "--timeout", "60", stderr=err)
+    assert (
+        f"warning: {without} of ballot 1's 28 items have no answered comparison" in err.getvalue()
+    )
     ballot.refresh_from_db()
     assert ballot.status == Ballot.Status.CLOSED
     assert ballot.comparisons.filter(status=Comparison.Status.ANSWERED).count() == 20
@@ -135,7 +141,7 @@ def test_it_closes_early_voiding_unanswered_comparisons(celery_worker, tmp_path)
     assert ballot.votes.count() == 20
     assert study.ballots.filter(number=2, status=Ballot.Status.PENDING).count() == 1
     unanswered = ItemScore.objects.filter(ballot=ballot, appearances=0)
-    assert all(s.x is None for s in unanswered)
+    assert all(s.x is None for s in unanswered) and unanswered.count() == without > 0
     _, votes = read_csv(export("export_votes", study, tmp_path))
     assert len(votes) == 20
 

@@ -25,6 +25,12 @@ class Command(BaseCommand):
         if ballot is None:
             raise CommandError(f"study {slug} has no open ballot")
         if ballot.status == Ballot.Status.OPEN:
+            unanswered = lifecycle.items_without_answer(ballot.pk)
+            if unanswered:
+                self.stderr.write(
+                    f"warning: {unanswered} of ballot {ballot.number}'s {ballot.n_items} items "
+                    "have no answered comparison; they get no score from this ballot"
+                )
             try:
                 voided = lifecycle.close_early(ballot.pk)
             except lifecycle.LifecycleError as exc:
