@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-__all__ = ["CHROMIUM_ARGS", "browser", "orm_beside_playwright_loop"]
+__all__ = ["CHROMIUM_ARGS", "browser", "orm_beside_playwright_loop", "shot"]
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -38,3 +40,10 @@ def browser(orm_beside_playwright_loop: None) -> Iterator[Browser]:
         )
         yield b
         b.close()
+
+
+def shot(page, name: str) -> None:
+    """Keep the page as ``$SCREENSHOT_DIR/<name>.png`` when that variable is set."""
+    folder = os.environ.get("SCREENSHOT_DIR")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from collector.staff import api, evaluations, voters
+from collector.staff import api, evaluations, live, voters
 from collector.staff import views as staff
 
 urlpatterns = [
@@ -22,6 +22,7 @@ urlpatterns = [
     path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),
     path("staff/<slug:slug>/figures/", staff.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
+    path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
     path("staff/<slug:slug>/voters.csv", voters.voters_csv, name="staff-voters-csv"),
     path(
         "staff/<slug:slug>/figures/<slug:name>.<str:fmt>",

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -12,18 +10,12 @@ from django.test import Client, override_settings
 from playwright.sync_api import expect
 
 from collector.models import Evaluation, Study
+from tests.browser import shot
 from tests.collector.helpers import finish_in_process
 from tests.collector.test_evaluation import BAD_FILES, scores_csv
 from tests.factories import make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = os.environ.get("SCREENSHOT_DIR")  # set it to keep the pages as PNG files
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 def test_staff_evaluate_two_models_and_read_the_leaderboard(

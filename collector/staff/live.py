@@ -1,0 +1,117 @@
+"""The study page's live figures: how the open ballot is going, and what the rest will cost.
+
+``live_status`` is what ``/staff/<slug>/live.json`` serves and the page polls every few seconds:
+per ballot its answered, open, leased and voided comparisons; for the open ballot the votes per
+minute and the active voters over the last ``WINDOW`` and the time left at that rate; and the
+measured time per comparison (the median response time of the study's votes) with the time and
+cost it projects for every comparison still to come (Eq. 10: person-hours = t_comp x comparisons),
+beside the plan's figure for the same time per comparison. The pay rate comes from the page.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Count, Q
+from django.http import HttpRequest, JsonResponse
+from django.utils import timezone
+
+from collector.models import Ballot, Comparison, Study, Vote
+from collector.staff.access import get_study, staff_required
+from collector.studies import creating
+
+WINDOW = timedelta(minutes=5)
+
+
+def _seconds_per_comparison(study: Study) -> float | None:
+    """Median response time of the study's votes, in seconds (None: none measured yet)."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v.response_ms) "
+            "FROM collector_vote v JOIN collector_ballot b ON b.id = v.ballot_id "
+            "WHERE b.study_id = %s AND v.response_ms IS NOT NULL",
+            [study.pk],
+        )
+        (median,) = cur.fetchone()
+    return None if median is None else float(median) / 1000
+
+
+def live_status(study: Study, hourly_rate: float | None = None) -> dict[str, Any]:
+    """The figures above, as a JSON-ready dict."""
+    now = timezone.now()
+    counts = (
+        Comparison.objects.filter(ballot__study=study)
+        .values("ballot__number")
+        .annotate(
+            answered=Count("id", filter=Q(status=Comparison.Status.ANSWERED)),
+            voided=Count("id", filter=Q(status=Comparison.Status.VOID)),
+            open=Count("id", filter=Q(status=Comparison.Status.OPEN)),
+            leased=Count("id", filter=Q(status=Comparison.Status.OPEN, lease_expires_at__gt=now)),
+        )
+    )
+    by_number = {c["ballot__number"]: c for c in counts}
+    ballots: list[dict[str, Any]] = []
+    open_ballot = None
+    for ballot in Ballot.objects.filter(study=study).order_by("number"):
+        c = by_number.get(ballot.number, {"answered": 0, "voided": 0, "open": 0, "leased": 0})
+        row: dict[str, Any] = {
+            "number": ballot.number,
+            "status": ballot.status,
+            "answered": c["answered"],
+            "open": c["open"],
+            "leased": c["leased"],
+            "voided": c["voided"],
+            "total": c["answered"] + c["open"],
+        }
+        if ballot.status == Ballot.Status.OPEN:
+            open_ballot = row
+            recent = Vote.objects.filter(ballot=ballot, created_at__gte=now - WINDOW)
+            n_recent = recent.count()
+            row["votes_per_minute"] = n_recent / (WINDOW.total_seconds() / 60)
+            row["active_voters"] = recent.values("voter_id").distinct().count()
+            rate = row["votes_per_minute"]
+            row["minutes_left"] = row["open"] / rate if rate else None
+        ballots.append(row)
+    seconds = _seconds_per_comparison(study)
+    plan = creating.plan(study.items.count(), study.n_ballots, study.alpha, study.m, study.design)
+    adaptive = study.design == Study.Design.ADAPTIVE
+    planned = plan.comparisons_per_ballot if adaptive else [plan.uniform_comparisons]
+    # Still to answer: the open comparisons of the open and pending ballots, and the planned
+    # comparisons of the ballots not generated yet.
+    waiting = (Ballot.Status.OPEN, Ballot.Status.PENDING)
+    remaining = sum(b["open"] for b in ballots if b["status"] in waiting)
+    remaining += sum(planned[len(ballots) :]) if study.status != Study.Status.FINISHED else 0
+    projection: dict[str, Any] = {
+        "comparisons_left": remaining,
+        "seconds_per_comparison": seconds,
+        "person_hours_left": None if seconds is None else seconds * remaining / 3600,
+        "planned_person_hours": None if seconds is None else seconds * sum(planned) / 3600,
+        "hourly_rate": hourly_rate,
+    }
+    if hourly_rate is not None and projection["person_hours_left"] is not None:
+        projection["cost_left"] = projection["person_hours_left"] * hourly_rate
+        projection["planned_cost"] = projection["planned_person_hours"] * hourly_rate
+    return {
+        "status": study.status,
+        "ballots": ballots,
+        "open_ballot": open_ballot["number"] if open_ballot else None,
+        "projection": projection,
+    }
+
+
+def _rate(request: HttpRequest) -> float | None:
+    try:
+        rate = float(request.GET.get("rate", ""))
+    except ValueError:
+        return None
+    return rate if math.isfinite(rate) and rate >= 0 else None
+
+
+@staff_required
+def live_json(request: HttpRequest, slug: str) -> JsonResponse:
+    study = get_study(request, slug)
+    return JsonResponse(live_status(study, _rate(request)))

@@ -1,0 +1,58 @@
+// The study page's live figures: polls live.json every 5 s and updates the open ballot's
+// progress, its rate and time left, the ballot table's bars, and the projected time and cost.
+(function () {
+  "use strict";
+  var box = document.getElementById("live");
+  if (!box) return;
+  var url = box.dataset.liveUrl;
+  var ballotText = document.getElementById("live-ballot");
+  var projectionText = document.getElementById("live-projection");
+  var rate = document.getElementById("live-rate");
+  var KEY = "collector-hourly-rate";
+  rate.value = window.localStorage.getItem(KEY) || "";
+
+  function fixed(x, digits) { return x === null || x === undefined ? "?" : Number(x).toFixed(digits); }
+
+  function show(data) {
+    data.ballots.forEach(function (b) {
+      var cell = document.querySelector('td[data-ballot="' + b.number + '"]');
+      if (!cell) return;
+      var bar = cell.querySelector("progress");
+      bar.max = Math.max(b.total, 1);
+      bar.value = b.answered;
+      cell.querySelector(".count").textContent = b.answered + " / " + b.total;
+    });
+    var open = data.ballots.filter(function (b) { return b.number === data.open_ballot; })[0];
+    if (open) {
+      ballotText.textContent = "Ballot " + open.number + ": " + open.answered + " of " + open.total +
+        " comparisons answered, " + open.leased + " in voters' hands; " + fixed(open.votes_per_minute, 1) +
+        " votes a minute from " + open.active_voters + " active voters over the last 5 minutes" +
+        (open.minutes_left === null ? "." : "; about " + Math.ceil(open.minutes_left) + " minutes left at this rate.");
+    } else {
+      ballotText.textContent = "No ballot is open.";
+    }
+    var p = data.projection;
+    if (p.seconds_per_comparison === null) {
+      projectionText.textContent = p.comparisons_left + " comparisons still to answer; the time per comparison is not measured yet.";
+    } else {
+      var text = "Measured time per comparison: " + fixed(p.seconds_per_comparison, 1) + " s. Still to answer: " +
+        p.comparisons_left + " comparisons, about " + fixed(p.person_hours_left, 1) + " person-hours (the whole plan: " +
+        fixed(p.planned_person_hours, 1) + " at this pace)";
+      if (p.cost_left !== undefined) {
+        text += "; at " + fixed(p.hourly_rate, 2) + " an hour, about " + fixed(p.cost_left, 2) + " still to pay (the whole plan: " + fixed(p.planned_cost, 2) + ")";
+      }
+      projectionText.textContent = text + ".";
+    }
+  }
+
+  async function poll() {
+    try {
+      var query = rate.value ? "?rate=" + encodeURIComponent(rate.value) : "";
+      var resp = await fetch(url + query, { credentials: "same-origin", headers: { "Accept": "application/json" } });
+      if (resp.ok) show(await resp.json());
+    } catch (err) { /* try again at the next tick */ }
+  }
+  rate.addEventListener("change", function () { window.localStorage.setItem(KEY, rate.value); poll(); });
+  poll();
+  setInterval(poll, 5000);
+})();

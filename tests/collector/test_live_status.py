@@ -1,0 +1,77 @@
+"""The study page's live figures: the JSON it polls, and the page moving without a reload."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from playwright.sync_api import expect
+
+import ranking
+from collector.models import Vote, Voter
+from collector.voting import store
+from tests.browser import shot
+from tests.factories import make_study
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def owner():
+    return get_user_model().objects.create_user("owner", password="x" * 16, is_staff=True)
+
+
+def vote_some(study, count: int, response_ms: int) -> None:
+    voters = [Voter.objects.create(study=study) for _ in range(count)]
+    for voter in voters:
+        c = store.next_comparison(voter)
+        store.record_vote(voter, c.id, "left", response_ms)
+
+
+def test_the_live_figures_count_the_open_ballot_and_project_time_and_cost(client, owner):
+    study = make_study(created_by=owner, slug="live")  # 28 items, M = 4: 56 comparisons
+    client.force_login(owner)
+    vote_some(study, 4, response_ms=3000)
+    leaser = Voter.objects.create(study=study)
+    store.next_comparison(leaser)  # leased, not answered
+    data = client.get("/staff/live/live.json?rate=12").json()
+    ballot = data["ballots"][0]
+    assert data["open_ballot"] == 1
+    assert (ballot["answered"], ballot["open"], ballot["leased"], ballot["total"]) == (4, 52, 1, 56)
+    assert ballot["votes_per_minute"] == pytest.approx(4 / 5) and ballot["active_voters"] == 4
+    assert ballot["minutes_left"] == pytest.approx(52 / 0.8)
+    p = data["projection"]
+    assert p["seconds_per_comparison"] == 3.0
+    # The open ballot's rest, then the planned ballots 2 and 3.
+    planned = ranking.comparisons_per_ballot(28, study.alpha, study.n_ballots, study.m)
+    assert p["comparisons_left"] == 52 + sum(planned[1:])
+    assert p["person_hours_left"] == pytest.approx(3.0 * p["comparisons_left"] / 3600)
+    assert p["cost_left"] == pytest.approx(12 * p["person_hours_left"])
+    assert client.get("/staff/live/live.json?rate=abc").json()["projection"]["hourly_rate"] is None
+
+
+@pytest.mark.browser
+def test_staff_watch_the_progress_move_without_a_reload(live_server, browser, owner):
+    study = make_study(created_by=owner, slug="watch")
+    client = Client()
+    client.force_login(owner)
+    context = browser.new_context()
+    context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}/staff/watch/")
+    expect(page.locator("#live-ballot")).to_contain_text("0 of 56 comparisons answered")
+    page.evaluate("window.notReloaded = true")
+    vote_some(study, 3, response_ms=2500)
+    expect(page.locator("#live-ballot")).to_contain_text(
+        "3 of 56 comparisons answered", timeout=15_000
+    )
+    expect(page.locator('td[data-ballot="1"] .count')).to_have_text("3 / 56")
+    page.locator("#live-rate").fill("10")
+    page.locator("#live-rate").dispatch_event("change")
+    expect(page.locator("#live-projection")).to_contain_text("at 10.00 an hour")
+    shot(page, "study-live")
+    assert page.evaluate("window.notReloaded") is True
+    assert Vote.objects.count() == 3
+    context.close()
