@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from collector.evaluation import leaderboard
-from collector.models import Study
+from collector.models import Ballot, ItemScore, Study
 from collector.staff import exports
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
@@ -36,6 +36,8 @@ def render_study_page(
         "plan": creating.describe_plan(study),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
     }
+    if study.status == Study.Status.RUNNING:
+        context.update(interim_ranking(study))
     if study.status == Study.Status.FINISHED:
         header = exports.ranking_header(study)
         rows = list(exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN))
@@ -45,3 +47,19 @@ def render_study_page(
             leaderboard=leaderboard.rows(study),
         )
     return render(request, "staff/study_detail.html", context, status=status)
+
+
+def interim_ranking(study: Study, limit: int = 30) -> dict[str, Any]:
+    """The best items after the latest closed ballot (by its running mean, or strength)."""
+    latest = study.ballots.filter(status=Ballot.Status.CLOSED).order_by("-number").first()
+    if latest is None:
+        return {}
+    field = "strength" if study.estimator == Study.Estimator.BRADLEY_TERRY else "ybar"
+    rows = list(
+        ItemScore.objects.filter(ballot__study=study, ballot__number=latest.number)
+        .exclude(**{f"{field}__isnull": True})
+        .order_by(f"-{field}", "item__index")
+        .values_list("item__index", "item__area__name", "item__token_a__text",
+                     "item__token_b__text", field)[:limit]
+    )  # fmt: skip
+    return {"interim_after": latest.number, "interim_rows": rows, "interim_field": field}

@@ -11,9 +11,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from collector import jobs
-from collector.models import Ballot, Comparison, Study, Voter
+from collector.models import Ballot, Comparison, ItemScore, Study, Voter
 from collector.studies import lifecycle
 from collector.voting import store
+from tests.collector.helpers import simulate
 from tests.factories import make_study, tokens_csv
 
 TOKENS_8 = tokens_csv(8)  # 28 items
@@ -224,3 +225,23 @@ def test_before_an_early_close_the_page_counts_the_items_without_an_answer(clien
     page = client.get(f"/staff/{study.slug}/").content.decode()
     assert "26 items without an answered comparison yet" in page
     assert "and 26 of its 28 items have no answered comparison yet" in page
+
+
+def test_a_running_study_shows_its_interim_ranking_after_a_closed_ballot(
+    client, owner, monkeypatch
+):
+    study = make_study(created_by=owner, n_ballots=3, auto_open=True, slug="interim")
+    page = client.get("/staff/interim/").content.decode()
+    assert "Interim ranking" not in page  # no ballot closed yet
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    simulate(study)
+    monkeypatch.undo()
+    lifecycle.close_ballot(study.ballots.get(number=1).pk)
+    page = client.get("/staff/interim/").content.decode()
+    assert "Interim ranking after ballot 1" in page
+    best = (
+        ItemScore.objects.filter(ballot__study=study, ballot__number=1)
+        .order_by("-ybar", "item__index")
+        .first()
+    )
+    assert f"<td>1</td><td>{best.item.index}</td>" in page
