@@ -7,6 +7,7 @@ import io
 import time
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from collector import jobs
@@ -15,7 +16,9 @@ from collector.staff import exports
 from collector.studies import lifecycle
 from tests.factories import make_study, tokens_csv
 
-__all__ = ["make_study"]
+__all__ = ["finished_study", "make_study", "staff_user"]
+
+STAFF_PASSWORD = "a-long-test-password-1"
 
 
 def create_study_cmd(tmp_path: Path, tokens: str | bytes = tokens_csv(8), *args: str) -> str:
@@ -78,4 +81,20 @@ def finish_in_process(study: Study, monkeypatch) -> Study:
         monkeypatch.undo()
         lifecycle.close_ballot(study.ballots.get(number=number).pk)
     study.refresh_from_db()
+    return study
+
+
+def staff_user(client=None, username: str = "owner"):
+    """A staff user (password ``STAFF_PASSWORD``), logged in on ``client`` when given."""
+    user = get_user_model().objects.create_user(username, password=STAFF_PASSWORD, is_staff=True)
+    if client is not None:
+        client.force_login(user)
+    return user
+
+
+def finished_study(monkeypatch, **options) -> Study:
+    """A study of 10 tokens (45 items) answered by the simulated crowd to its end, in process."""
+    study = make_study(**{"n_tokens": 10, "n_ballots": 2, "auto_open": True, **options})
+    finish_in_process(study, monkeypatch)
+    assert study.status == Study.Status.FINISHED
     return study

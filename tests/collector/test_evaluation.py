@@ -9,34 +9,26 @@ import json
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from collector.evaluation import running, submitting
 from collector.models import Evaluation, Item, Study, Vote
-from tests.collector.helpers import finish_in_process
+from tests.collector.helpers import STAFF_PASSWORD, finished_study, staff_user
 from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PASSWORD = "a-long-test-password-1"
-
 
 @pytest.fixture
 def owner(client):
-    user = get_user_model().objects.create_user("owner", password=PASSWORD, is_staff=True)
-    client.force_login(user)
-    return user
+    return staff_user(client)
 
 
 @pytest.fixture
 def finished(owner, monkeypatch) -> Study:
-    study = make_study(n_tokens=10, n_ballots=2, auto_open=True, created_by=owner, slug="gold")
-    finish_in_process(study, monkeypatch)
-    assert study.status == Study.Status.FINISHED
-    return study
+    return finished_study(monkeypatch, created_by=owner, slug="gold")
 
 
 def scores_csv(study: Study, noise: float, seed: int = 0) -> bytes:
@@ -158,7 +150,7 @@ def test_a_study_still_running_cannot_be_evaluated(client, owner):
 
 
 def test_the_staff_api_takes_a_model_and_returns_its_result(client, finished, owner):
-    auth = "Basic " + base64.b64encode(f"owner:{PASSWORD}".encode()).decode()
+    auth = "Basic " + base64.b64encode(f"owner:{STAFF_PASSWORD}".encode()).decode()
     client.logout()
     url = f"/api/v1/staff/studies/{finished.slug}/evaluations"
     bad = client.post(
@@ -237,10 +229,7 @@ def test_the_gold_exports_wait_for_the_study_to_finish(client, owner):
 def test_studies_of_every_design_and_estimator_can_be_evaluated(
     client, owner, monkeypatch, options
 ):
-    study = make_study(
-        n_tokens=10, n_ballots=2, auto_open=True, created_by=owner, slug="other", **options
-    )
-    finish_in_process(study, monkeypatch)
+    study = finished_study(monkeypatch, created_by=owner, slug="other", **options)
     upload(client, study, "m", scores_csv(study, 0.05))
     with override_settings(EVALUATION_RESAMPLES=50):
         running.run_evaluation(Evaluation.objects.get().pk)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 from playwright.sync_api import expect
 
-from collector.models import Evaluation, Study
+from collector.models import Evaluation
 from tests.browser import shot
-from tests.collector.helpers import finish_in_process
+from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import BAD_FILES, scores_csv
-from tests.factories import make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,10 +19,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_staff_evaluate_two_models_and_read_the_leaderboard(
     live_server, browser, celery_worker, monkeypatch, tmp_path
 ):
-    owner = get_user_model().objects.create_user("owner", password="x" * 16, is_staff=True)
-    study = make_study(n_tokens=10, n_ballots=2, auto_open=True, created_by=owner, slug="gold")
-    finish_in_process(study, monkeypatch)
-    assert study.status == Study.Status.FINISHED
+    owner = staff_user()
+    study = finished_study(monkeypatch, created_by=owner, slug="gold")
     client = Client()
     client.force_login(owner)
     context = browser.new_context(viewport={"width": 1280, "height": 900})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from playwright.sync_api import expect
 
@@ -11,6 +10,7 @@ import ranking
 from collector.models import Vote, Voter
 from collector.voting import store
 from tests.browser import shot
+from tests.collector.helpers import staff_user
 from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def owner():
-    return get_user_model().objects.create_user("owner", password="x" * 16, is_staff=True)
+    return staff_user()
 
 
 def vote_some(study, count: int, response_ms: int) -> None:

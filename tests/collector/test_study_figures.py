@@ -5,13 +5,12 @@ from __future__ import annotations
 import io
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db.models import F
 
 from collector.models import Vote
 from collector.staff import study_figures
-from tests.collector.helpers import finish_in_process
+from tests.collector.helpers import finished_study, staff_user
 from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,10 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def finished(client, monkeypatch):
-    owner = get_user_model().objects.create_user("owner", password="x" * 16, is_staff=True)
-    client.force_login(owner)
-    study = make_study(n_tokens=10, n_ballots=3, auto_open=True, created_by=owner, slug="figs")
-    finish_in_process(study, monkeypatch)
+    study = finished_study(monkeypatch, n_ballots=3, created_by=staff_user(client), slug="figs")
     # The simulated crowd answers instantly: give its votes response times, as browsers send.
     Vote.objects.update(response_ms=500 + (F("id") * 7919) % 4000)
     return study

@@ -4,21 +4,16 @@ lookup by platform id, CSV."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from collector.models import Vote, Voter
-from tests.collector.helpers import finish_in_process, read_csv
-from tests.factories import make_study
+from tests.collector.helpers import finished_study, read_csv, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def study(client, monkeypatch):
-    owner = get_user_model().objects.create_user("owner", password="x" * 16, is_staff=True)
-    client.force_login(owner)
-    study = make_study(n_tokens=10, n_ballots=2, auto_open=True, created_by=owner, slug="crowd")
-    finish_in_process(study, monkeypatch)
+    study = finished_study(monkeypatch, created_by=staff_user(client), slug="crowd")
     voters = list(Voter.objects.filter(study=study).order_by("id"))
     # One fast voter, the others at a human pace; one voter known by a platform id.
     Vote.objects.filter(voter=voters[0]).update(response_ms=300)
