@@ -150,6 +150,10 @@ def vote_row_values(row: list) -> list:
     return row[1:]
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> Any:
     if value is None:
         return ""
@@ -157,6 +161,8 @@ def _cell(value: Any) -> Any:
         return repr(value)  # shortest round-trip text: exports re-read to the same float
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value  # text (a token, an area, a name), never a formula
     return value
 
 

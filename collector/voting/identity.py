@@ -45,7 +45,9 @@ class Identity:
 
 
 def _value(params: Mapping[str, str], name: str) -> str:
-    return (params.get(name) or "").strip()[:MAX_PARTICIPANT_LENGTH]
+    """A query parameter as stored: trimmed, cut to length, without NUL characters (no
+    platform sends them, and PostgreSQL's text cannot hold them)."""
+    return (params.get(name) or "").replace("\x00", "").strip()[:MAX_PARTICIPANT_LENGTH]
 
 
 def identify(params: Mapping[str, str]) -> Identity:

@@ -229,7 +229,10 @@ def _assignment(r: _Result) -> Assignment:
     if r.pair_id is not None:
         assert r.ballot is not None
         pair = Pair(r.pair_id, r.ballot, Side(*r.left), Side(*r.right))
-    done = bool(r.finished) or (r.ballot is not None and answered >= quota)
+    done = r.ballot is not None and answered >= quota
+    if r.finished and not done and r.voter is not None:
+        # A finished study's code goes to those who took part, not to anyone who registers now.
+        done = Vote.objects.filter(voter_id=r.voter).exists()
     return Assignment(
         pair=pair,
         answered=answered,

@@ -216,13 +216,28 @@ class VotingThrottle(BaseThrottle):
     - ``voting_ip``: requests per client address;
     - ``voting_register``: voter registrations (``POST .../voters``) per client address.
 
-    The address is DRF's ``get_ident``: ``REMOTE_ADDR``, or the right entry of
-    ``X-Forwarded-For`` when ``NUM_PROXIES`` is set (set it behind a reverse proxy, or every voter
-    shares the proxy's address and its limit).
+    The address is :meth:`get_ident`'s: ``REMOTE_ADDR``, or behind ``NUM_PROXIES`` reverse
+    proxies the entry of ``X-Forwarded-For`` they vouch for (set it behind a reverse proxy, or
+    every voter shares the proxy's address and its limit).
     """
 
     def __init__(self) -> None:
         self.wait_seconds: float | None = None
+
+    def get_ident(self, request: HttpRequest) -> str:
+        """The client's address: the socket's; behind ``NUM_PROXIES = N`` reverse proxies, the
+        N-th address from the right of ``X-Forwarded-For`` (the one the outermost proxy saw).
+
+        Without ``NUM_PROXIES`` the header is ignored, unlike DRF's ``get_ident``: any client can
+        send one, and would pick a fresh address (and fresh limits) with every request.
+        """
+        remote = request.META.get("REMOTE_ADDR", "")
+        proxies = api_settings.NUM_PROXIES
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+        if not proxies or not forwarded:
+            return remote
+        addresses = forwarded.split(",")
+        return addresses[-min(proxies, len(addresses))].strip()
 
     def limits(self, request: HttpRequest) -> list[tuple[str, str]]:
         """``(scope, ident)`` of every limit that applies to this request."""

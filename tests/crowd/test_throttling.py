@@ -262,3 +262,30 @@ def test_concurrent_requests_are_each_counted_once_in_the_cache(shared_redis):
     counters.sync()
     assert shared_redis.count("throttle:w") == 1600
     assert counters.add(["throttle:w"], [60], [10**6]) == [1601]
+
+
+def test_without_num_proxies_a_forwarded_for_header_does_not_change_the_address(
+    make_study, rates, settings
+):
+    rates(register="3/hour")
+    study = make_study()
+    client = Client()
+    codes = [
+        register(client, study.slug, HTTP_X_FORWARDED_FOR=f"10.0.0.{i}").status_code
+        for i in range(5)
+    ]
+    assert codes == [201, 201, 201, 429, 429]
+
+
+def test_behind_one_proxy_the_address_it_saw_counts(make_study, rates, settings):
+    rates(register="2/hour")
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    study = make_study()
+    client = Client()
+    # The client made up the first entry; the proxy appended the address it saw.
+    first = [
+        register(client, study.slug, HTTP_X_FORWARDED_FOR=f"6.6.6.{i}, 203.0.113.7").status_code
+        for i in range(3)
+    ]
+    other = register(client, study.slug, HTTP_X_FORWARDED_FOR="203.0.113.8")
+    assert first == [201, 201, 429] and other.status_code == 201

@@ -109,10 +109,11 @@ def test_it_returns_nothing_without_an_open_ballot(make_study):
     assert a.comparison is None and a.completion_code is None
 
 
-def test_a_finished_study_gives_the_completion_code(make_study):
+def test_a_finished_study_hands_a_new_voter_neither_a_pair_nor_the_code(make_study):
+    # The code goes to voters who answered (tests/voting/test_rules.py).
     study = make_study(slug="done", ballot_status="closed", status="finished")
     a = store.next_assignment(Voter.objects.create(study=study))
-    assert a.comparison is None and a.completion_code == study.completion_code
+    assert a.comparison is None and a.completion_code is None
 
 
 def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(

@@ -272,6 +272,7 @@ def test_no_pairs_right_now_waits_and_comes_back(client, study):
 def test_a_finished_study_shows_the_thank_you_page(client, study):
     start(client)
     voter = session_voter(client)
+    store.record_vote(voter, store.next_comparison(voter).id, "left")
     Ballot.objects.update(status="closed")
     Study.objects.update(status="finished")
     assert store.next_assignment(voter).completion_code == study.completion_code
@@ -285,3 +286,10 @@ def test_a_session_whose_voter_is_gone_starts_over(client, study):
     assert "voter:sales" not in client.session
     start(client)
     assert client.get("/s/sales/vote/").status_code == 200
+
+
+def test_a_nul_byte_in_a_platform_id_is_dropped_not_a_crash(client, study):
+    r = client.post("/s/sales/?PROLIFIC_PID=pp%001&STUDY_ID=st%00-9&SESSION_ID=se-3")
+    assert r.status_code == 302
+    voter = Voter.objects.get()
+    assert voter.participant == "pp1" and voter.platform_data["STUDY_ID"] == "st-9"

@@ -203,3 +203,17 @@ def test_the_engine_hears_of_a_vote_exactly_when_the_tail_threshold_is_reached(
     others.exclude(id__in=keep).update(status="void")
     store.vote_and_next(voter, c.id, "left", hand_out=False)
     assert heard == ([open_after] if open_after <= lifecycle.TAIL_LOCK_THRESHOLD else [])
+
+
+def test_a_finished_studys_code_goes_to_voters_who_answered_not_to_newcomers(
+    make_study, monkeypatch
+):
+    study = make_study(slug="over", n_items=6, m=2, n_ballots=1, cap=100)
+    veteran = Voter.objects.create(study=study)
+    c = store.next_comparison(veteran)
+    store.record_vote(veteran, c.id, "left")
+    Ballot.objects.filter(study=study).update(status="closed")
+    study.__class__.objects.filter(pk=study.pk).update(status="finished")
+    newcomer = Voter.objects.create(study=study)
+    assert store.next_assignment(newcomer).completion_code is None
+    assert store.next_assignment(veteran).completion_code == study.completion_code
