@@ -1,6 +1,10 @@
 """Django admin for every model. Study texts stay editable; everything that the running
 protocol depends on (parameters, items, ballots, comparisons, votes, scores) is read-only here:
-state changes go through the staff pages, which call the lifecycle functions."""
+state changes go through the staff pages, which call the lifecycle functions.
+
+The admin applies the staff pages' ownership rule (:func:`collector.staff.access.visible_studies`):
+a staff member sees the rows of the studies they created, a superuser all. Voters' API tokens
+are never shown (a token is a voter's credential)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from collector.models import (
     Area,
     Ballot,
     Comparison,
+    Evaluation,
     Item,
     ItemScore,
     Study,
@@ -17,10 +22,30 @@ from collector.models import (
     Vote,
     Voter,
 )
+from collector.staff.access import visible_studies
 from collector.studies import lifecycle
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class OwnStudiesAdmin(admin.ModelAdmin):
+    """Rows of the studies the user may see; ``study_path`` leads from a row to its study."""
+
+    study_path = "study"
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request)
+        if request.user.is_superuser:
+            return rows
+        if not self.study_path:  # the Study model itself
+            return rows.filter(pk__in=visible_studies(request.user))
+        return rows.filter(**{f"{self.study_path}__in": visible_studies(request.user)})
+
+    def get_list_filter(self, request):
+        # A filter by study would list every study's name: superusers only.
+        filters = super().get_list_filter(request)
+        return filters if request.user.is_superuser else [f for f in filters if f != "study"]
+
+
+class ReadOnlyAdmin(OwnStudiesAdmin):
     """Viewable, never added or edited by hand (deleting a whole study cascades instead)."""
 
     def has_add_permission(self, request, obj=None) -> bool:
@@ -34,7 +59,8 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(OwnStudiesAdmin):
+    study_path = ""
     list_display = ["name", "slug", "status", "design", "estimator", "n_ballots", "alpha", "m"]
     list_filter = ["status", "design", "estimator"]
     search_fields = ["name", "slug"]
@@ -68,6 +94,7 @@ class AreaAdmin(ReadOnlyAdmin):
 
 @admin.register(Token)
 class TokenAdmin(ReadOnlyAdmin):
+    study_path = "area__study"
     list_display = ["text", "area"]
     search_fields = ["text"]
     list_select_related = ["area"]
@@ -89,6 +116,7 @@ class BallotAdmin(ReadOnlyAdmin):
 
 @admin.register(ItemScore)
 class ItemScoreAdmin(ReadOnlyAdmin):
+    study_path = "ballot__study"
     list_display = ["item", "ballot", "appearances", "wins", "ties", "x", "y", "ybar"]
     list_select_related = ["item__token_a", "item__token_b", "ballot"]
     raw_id_fields = ["item", "ballot"]
@@ -96,6 +124,7 @@ class ItemScoreAdmin(ReadOnlyAdmin):
 
 @admin.register(Voter)
 class VoterAdmin(ReadOnlyAdmin):
+    exclude = ["token"]
     list_display = ["pseudonym", "study", "source", "created_at", "consented_at"]
     list_filter = ["source", "study"]
     search_fields = ["pseudonym"]
@@ -103,6 +132,7 @@ class VoterAdmin(ReadOnlyAdmin):
 
 @admin.register(Comparison)
 class ComparisonAdmin(ReadOnlyAdmin):
+    study_path = "ballot__study"
     list_display = ["id", "ballot", "item_left", "item_right", "status", "lease_expires_at"]
     list_filter = ["status"]
     raw_id_fields = ["ballot", "item_left", "item_right", "leased_to"]
@@ -110,6 +140,14 @@ class ComparisonAdmin(ReadOnlyAdmin):
 
 @admin.register(Vote)
 class VoteAdmin(ReadOnlyAdmin):
+    study_path = "ballot__study"
     list_display = ["id", "ballot", "comparison", "voter", "choice", "response_ms", "created_at"]
     list_filter = ["choice"]
     raw_id_fields = ["ballot", "comparison", "voter"]
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(ReadOnlyAdmin):
+    list_display = ["name", "study", "status", "progress", "created_at", "finished_at"]
+    list_filter = ["status", "study"]
+    exclude = ["item_scores", "result"]  # large: the staff pages and downloads show them
