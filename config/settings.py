@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from here (no CDN)
     "collector",
 ]
 
@@ -197,6 +198,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Voting API for voters and export API for staff.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # <slug:...> in the URLs: without the pattern, clients (and schemathesis) may send slugs that
     # never reach a view (Django's HTML 404).
     "PATH_CONVERTER_OVERRIDES": {"slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"}},

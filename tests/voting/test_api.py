@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
 from rest_framework.test import APIClient
 
 from collector.models import Ballot, Comparison, Vote, Voter
@@ -275,3 +279,12 @@ def test_a_path_under_the_api_that_nothing_serves_is_a_json_404(client, path):
 def test_a_page_that_does_not_exist_outside_the_api_is_an_html_404(client):
     response = client.get("/no-such-page/")
     assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+
+
+def test_swagger_ui_loads_its_files_from_this_server_only(client):
+    page = client.get("/api/v1/docs/").content.decode()
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert sources and all(s.startswith("/") for s in sources), sources
+    assert any("swagger-ui-bundle" in s for s in sources)
+    for source in sources:  # each one a file this project serves as a static file
+        assert finders.find(source.removeprefix(settings.STATIC_URL)), source
