@@ -288,3 +288,14 @@ def test_swagger_ui_loads_its_files_from_this_server_only(client):
     assert any("swagger-ui-bundle" in s for s in sources)
     for source in sources:  # each one a file this project serves as a static file
         assert finders.find(source.removeprefix(settings.STATIC_URL)), source
+
+
+def test_anonymous_clients_get_the_voting_apis_schema_and_staff_the_whole(
+    client, django_user_model
+):
+    public = client.get("/api/v1/schema/?format=json").json()["paths"]
+    assert public and all(p.startswith("/api/v1/studies/") for p in public)
+    staff = django_user_model.objects.create_user("s", password="x" * 16, is_staff=True)
+    client.force_login(staff)
+    whole = client.get("/api/v1/schema/?format=json").json()["paths"]
+    assert set(public) < set(whole) and any(p.startswith("/api/v1/staff/") for p in whole)
