@@ -29,7 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
@@ -37,6 +37,9 @@ from collector.voting.identity import TOKEN_META
 
 VOTING_NAMESPACE = "voting"
 VOTING_API_URLS = frozenset({"api-voters", "api-next", "api-votes"})
+# The voting pages count too: their JSON endpoints per session (as a token), the study link's
+# start button (which registers a voter) as a registration.
+VOTING_PAGE_URLS = frozenset({"next", "answer", "study"})
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 log = logging.getLogger(__name__)
@@ -244,16 +247,32 @@ class VotingThrottle(BaseThrottle):
         match = getattr(request, "resolver_match", None)
         if match is None or match.namespace != VOTING_NAMESPACE:
             return []
-        if match.url_name not in VOTING_API_URLS:
+        name = match.url_name
+        if name not in VOTING_API_URLS and name not in VOTING_PAGE_URLS:
             return []
+        if name == "study" and request.method != "POST":
+            return []  # reading the study link costs nothing
         address = self.get_ident(request)
         out = [("voting_ip", address)]
-        if token := request.META.get(TOKEN_META):
+        token = request.META.get(TOKEN_META)
+        if name in ("next", "answer"):
+            session = getattr(request, "session", None)
+            token = session.session_key if session is not None else None
+        if token:
             # Hashed: cache keys are not a place for credentials.
             out.append(("voting_token", hashlib.sha256(token.encode()).hexdigest()[:32]))
-        if match.url_name == "api-voters" and request.method == "POST":
+        if name in ("api-voters", "study") and request.method == "POST":
             out.append(("voting_register", address))
         return out
+
+    def refusal(self, request: HttpRequest) -> JsonResponse | None:
+        """For the voting pages: a 429 with ``Retry-After`` if a limit is reached, else None."""
+        if self.allow_request(request, None):
+            return None
+        wait = int(self.wait_seconds or 1)
+        response = JsonResponse({"detail": f"Too many requests; retry in {wait} s."}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
 
     def allow_request(self, request: HttpRequest, view: Any) -> bool:
         self.wait_seconds = self._wait(request)

@@ -17,6 +17,7 @@ from rest_framework.exceptions import ValidationError
 from collector.models import Study, Voter
 from collector.voting import identity, store
 from collector.voting.serializers import VoteRequest, validated
+from collector.voting.throttling import VotingThrottle
 
 
 def _study(slug: str) -> Study:
@@ -29,6 +30,10 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study(slug)
     # The form posts back to this URL with its query string, so the identity survives.
     who = identity.identify(request.GET)
+    if refused := VotingThrottle().refusal(request):  # the start button registers a voter
+        page = render(request, "voting/busy.html", {"study": study}, status=429)
+        page["Retry-After"] = refused["Retry-After"]
+        return page
     if request.method == "POST" and not who.preview and study.status == Study.Status.RUNNING:
         identity.consent(request, study, who)
         return redirect("voting:vote", slug=slug)
@@ -107,6 +112,8 @@ def _json_voter(request: HttpRequest, slug: str) -> Voter | JsonResponse:
 
 @require_GET
 def next_json(request: HttpRequest, slug: str) -> JsonResponse:
+    if refused := VotingThrottle().refusal(request):
+        return refused
     voter = _json_voter(request, slug)
     if isinstance(voter, JsonResponse):
         return voter
@@ -120,6 +127,8 @@ def next_json(request: HttpRequest, slug: str) -> JsonResponse:
 @require_POST
 def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
     """Vote and get the next comparison: the page's one round trip per answer."""
+    if refused := VotingThrottle().refusal(request):
+        return refused
     voter = _json_voter(request, slug)
     if isinstance(voter, JsonResponse):
         return voter

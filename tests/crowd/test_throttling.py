@@ -289,3 +289,21 @@ def test_behind_one_proxy_the_address_it_saw_counts(make_study, rates, settings)
     ]
     other = register(client, study.slug, HTTP_X_FORWARDED_FOR="203.0.113.8")
     assert first == [201, 201, 429] and other.status_code == 201
+
+
+def test_the_voting_pages_share_the_apis_limits(make_study, rates):
+    rates(token="3/min", register="2/hour")
+    study = make_study()
+    # The study link's start button registers a voter: it counts as a registration.
+    starts = [Client().post(f"/s/{study.slug}/").status_code for _ in range(3)]
+    assert starts[:2] == [302, 302] and starts[2] == 429
+    busy = Client().post(f"/s/{study.slug}/")
+    assert busy.status_code == 429 and "Too many requests" in busy.content.decode()
+    assert int(busy["Retry-After"]) >= 1
+    # The page's JSON endpoints count per session, as the API counts per token.
+    rates(token="3/min")
+    voter = Client()
+    voter.post(f"/s/{study.slug}/")
+    codes = [voter.get(f"/s/{study.slug}/next").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    assert Client().get(f"/s/{study.slug}/").status_code == 200  # reading the link is free
