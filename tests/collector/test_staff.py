@@ -245,3 +245,33 @@ def test_a_running_study_shows_its_interim_ranking_after_a_closed_ballot(
         .first()
     )
     assert f"<td>1</td><td>{best.item.index}</td>" in page
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_repeated_wrong_passwords_lock_the_staff_login_out(client, owner):
+    client.logout()
+    codes = [
+        client.post("/admin/login/", {"username": "owner", "password": "wrong"}).status_code
+        for _ in range(3)
+    ]
+    assert codes == [200, 200, 429]  # the form again with its error, then locked out
+    locked = client.post("/admin/login/", {"username": "owner", "password": PASSWORD})
+    assert locked.status_code == 429 and "_auth_user_id" not in client.session
+    url = "/api/v1/staff/studies/nothing/votes"
+    assert client.get(url, **_basic("owner")).status_code in (401, 403)  # the API too
+
+
+def test_a_right_password_resets_the_count_of_wrong_ones(client, owner):
+    client.logout()
+    with override_settings(AXES_FAILURE_LIMIT=3):
+        for _ in range(2):
+            client.post("/admin/login/", {"username": "owner", "password": "wrong-password"})
+        ok = client.post("/admin/login/", {"username": "owner", "password": PASSWORD})
+        assert ok.status_code == 302
+        client.logout()
+        for _ in range(2):
+            client.post("/admin/login/", {"username": "owner", "password": "wrong-password"})
+        assert (
+            client.post("/admin/login/", {"username": "owner", "password": PASSWORD}).status_code
+            == 302
+        )
