@@ -3,8 +3,10 @@
 - ranking: ``rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1..x_K``
   (K ballots the study runs; ``x_k`` empty where the item was not in ballot k; ``score`` is ybar,
   or the Bradley-Terry strength; appearances, wins and ties are summed over the ballots);
-- votes: ``ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms``
-  (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id).
+- votes: ``ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms,
+  left_token_a,left_token_b,right_token_a,right_token_b``
+  (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id);
+- items: ``item_id,area,token_a,token_b``, at any time.
 
 The CSV files, the staff downloads and the JSON API all read these iterators. Each page is its own
 query (``key > last key ORDER BY key LIMIT CHUNK``), not a server-side cursor: those do not outlive
@@ -32,7 +34,12 @@ VOTES_HEADER = [
     "voter",
     "created_at",
     "response_ms",
+    "left_token_a",
+    "left_token_b",
+    "right_token_a",
+    "right_token_b",
 ]
+ITEMS_HEADER = ["item_id", "area", "token_a", "token_b"]
 RANKING_FIXED = [
     "rank",
     "item_id",
@@ -141,8 +148,29 @@ def _votes_query(study: Study) -> QuerySet[Any]:
             "voter__pseudonym",
             "created_at",
             "response_ms",
+            "comparison__item_left__token_a__text",
+            "comparison__item_left__token_b__text",
+            "comparison__item_right__token_a__text",
+            "comparison__item_right__token_b__text",
         )  # fmt: skip
     )
+
+
+def items_rows(study: Study) -> Iterator[list]:
+    """Every item of the study in its order (any time: a study's items never change)."""
+    # The paging key is index + 1, so that the first page starts above key 0.
+    query = (
+        Item.objects.filter(study=study)
+        .order_by("index")
+        .annotate(key=F("index") + 1)
+        .values_list("key", "index", "area__name", "token_a__text", "token_b__text")
+    )
+    rows = _pages(lambda after: query.filter(index__gte=after), 0, None)
+    return (row[1:] for row in rows)
+
+
+def items_csv(study: Study) -> Iterator[str]:
+    return csv_lines(ITEMS_HEADER, items_rows(study))
 
 
 def vote_row_values(row: list) -> list:

@@ -19,6 +19,7 @@ urlpatterns = [
     ),
     path("staff/<slug:slug>/ranking.csv", staff.ranking_csv, name="staff-ranking-csv"),
     path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
+    path("staff/<slug:slug>/items.csv", staff.items_csv, name="staff-items-csv"),
     path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),
     path("staff/<slug:slug>/figures/", staff.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),

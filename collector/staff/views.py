@@ -147,3 +147,9 @@ def figure_file(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpRes
     response = HttpResponse(found[name].render(fmt), content_type=study_figures.FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}.{fmt}"'
     return response
+
+
+@staff_required
+def items_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    return download(exports.items_csv(study), f"{study.slug}-items.csv")

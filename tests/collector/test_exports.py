@@ -10,12 +10,15 @@ from django.core.management import CommandError, call_command
 
 from collector.models import Item, Study, Vote
 from collector.studies import lifecycle
-from tests.collector.helpers import export, finish_in_process, make_study, read_csv
+from tests.collector.helpers import export, finish_in_process, make_study, read_csv, simulate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 RANKING_HEADER = "rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1,x_2"
-VOTES_HEADER = "ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms"
+VOTES_HEADER = (
+    "ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms,"
+    "left_token_a,left_token_b,right_token_a,right_token_b"
+)
 
 
 @pytest.fixture
@@ -159,3 +162,20 @@ def test_exports_neutralise_spreadsheet_formulas_in_tokens_and_areas(monkeypatch
         "'=cmd",
     }
     assert all(float(r["score"]) == float(r["score"]) for r in rows)  # numbers stay numbers
+
+
+def test_the_items_export_lists_every_item_at_any_time_and_votes_carry_their_tokens(
+    client, tmp_path
+):
+    owner = get_user_model().objects.create_user("o", password="x" * 12, is_staff=True)
+    study = make_study(created_by=owner, n_tokens=70)  # 2,415 items: two pages of rows
+    client.force_login(owner)
+    header, rows = read_csv(b"".join(client.get(f"/staff/{study.slug}/items.csv")).decode())
+    assert header == ["item_id", "area", "token_a", "token_b"]
+    assert [int(r["item_id"]) for r in rows] == list(range(2415))
+    simulate(study, limit=5)
+    _, votes = read_csv(export("export_votes", study, tmp_path))
+    by_id = {r["item_id"]: r for r in rows}
+    for vote in votes:
+        left = by_id[vote["item_left"]]
+        assert (vote["left_token_a"], vote["left_token_b"]) == (left["token_a"], left["token_b"])
