@@ -1,4 +1,4 @@
-"""The two exports, as row iterators read in pages by key (never a whole table in memory).
+"""The exports, as row iterators read in pages by key (never a whole table in memory).
 
 - ranking: ``rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1..x_K``
   (K ballots the study runs; ``x_k`` empty where the item was not in ballot k; ``score`` is ybar,

@@ -75,6 +75,10 @@ class StudyForm(forms.Form):
 
     def _source(self, field: str) -> bytes | None:
         upload = self.cleaned_data.get(f"{field}_file")
+        if upload and (self.cleaned_data.get(f"{field}_text") or "").strip():
+            raise importing.ImportFailed(
+                [f"{field}: give the list as text or as a file, not both (which one did you mean?)"]
+            )
         if upload:
             if upload.size > settings.MAX_UPLOAD_BYTES:
                 raise importing.ImportFailed(

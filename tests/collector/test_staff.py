@@ -275,3 +275,11 @@ def test_a_right_password_resets_the_count_of_wrong_ones(client, owner):
             client.post("/admin/login/", {"username": "owner", "password": PASSWORD}).status_code
             == 302
         )
+
+
+def test_a_token_list_given_both_as_text_and_as_a_file_is_refused(client, owner):
+    upload = SimpleUploadedFile("t.csv", TOKENS_8.encode())
+    response = client.post("/staff/new/", {**FORM, "tokens_file": upload, "action": "create"})
+    assert response.status_code == 400
+    assert "as text or as a file, not both" in response.content.decode()
+    assert not Study.objects.exists()
