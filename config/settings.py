@@ -55,7 +55,15 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",
+    "config.security.ContentSecurityPolicyMiddleware",
 ]
+
+CONTENT_SECURITY_POLICY = env.str(
+    "CONTENT_SECURITY_POLICY",
+    default="default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; "
+    "form-action 'self'",
+)
 
 # Staff passwords (the login page, the staff API's basic auth, the admin): after
 # AXES_FAILURE_LIMIT wrong passwords for one user name from one address, that pair is locked

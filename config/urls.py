@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from config.schema import SchemaView
 
@@ -8,7 +8,9 @@ urlpatterns = [
     path("", include("collector.voting.urls")),  # first: the voting API is the hot path
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SchemaView.as_view(), name="api-schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
+    ),
     path("", include("collector.staff.urls")),
 ]
 
