@@ -68,6 +68,51 @@ class Study(models.Model):
     licence = models.CharField(
         max_length=200, blank=True, help_text="The dataset's licence (e.g. CC BY 4.0), in its card."
     )
+    contact = models.TextField(
+        blank=True,
+        help_text="Who to contact, and the ethics approval, as the consent page should say it.",
+    )
+    # The voter pages' language (their own texts; what staff write is shown as written).
+    language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
+    browser_language = models.BooleanField(
+        default=False, help_text="Show the voter pages in the browser's language when shipped."
+    )
+    # Codes for the ways out other than completing the quota (see docs/running-a-study.md).
+    no_consent_code = models.CharField(
+        max_length=32, default=new_completion_code, help_text="For voters who do not consent."
+    )
+    partial_code = models.CharField(
+        max_length=32,
+        default=new_completion_code,
+        help_text="For voters left waiting with no pair for them (partial completion).",
+    )
+    excluded_code = models.CharField(
+        max_length=32,
+        default=new_completion_code,
+        help_text="For excluded voters, so they can be rejected on the platform.",
+    )
+    stranded_minutes = models.PositiveIntegerField(
+        default=10,
+        help_text="Minutes a voter waits with no pair before being offered the partial code "
+        "(0: never).",
+    )
+    auto_redirect = models.BooleanField(
+        default=False, help_text="Send voters to the redirect URL at once when they are done."
+    )
+    paused_at = models.DateTimeField(
+        null=True, blank=True, help_text="While set, no new comparison is handed out."
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
+    # Attention checks: one comparison in ``check_every`` is a check (0: none).
+    check_every = models.PositiveIntegerField(
+        default=0, help_text="Show an attention check once in this many comparisons (0: never)."
+    )
+    check_fail_limit = models.PositiveIntegerField(
+        default=2, help_text="Failed attention checks that flag a voter."
+    )
+    check_exclude = models.BooleanField(
+        default=False, help_text="Exclude a voter at once when they reach the failure limit."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.SETUP)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -226,6 +271,16 @@ class Voter(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_voter_token)
     consented_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A keyed hash of the address the voter registered from (never the address itself): how many
+    # comparisons one address may hold at once (collector.voting.store).
+    address = models.CharField(max_length=32, blank=True)
+    # Since when the voter has been waiting with no pair (the partial code after a while).
+    waiting_since = models.DateTimeField(null=True, blank=True)
+    partial_at = models.DateTimeField(null=True, blank=True, help_text="Given the partial code.")
+    excluded_at = models.DateTimeField(null=True, blank=True)
+    excluded_reason = models.CharField(max_length=200, blank=True)
+    checks_passed = models.PositiveIntegerField(default=0)
+    checks_failed = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -233,6 +288,11 @@ class Voter(models.Model):
                 fields=["study", "source", "participant"],
                 condition=~Q(participant=""),
                 name="voter_unique_participant",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["study", "address"], condition=~Q(address=""), name="voter_address"
             ),
         ]
 
@@ -326,6 +386,72 @@ class Vote(models.Model):
 
     def __str__(self) -> str:
         return f"vote on comparison {self.comparison_id}: {self.choice}"
+
+
+class VoidedVote(models.Model):
+    """A vote taken back when its voter was excluded while its ballot was open: its comparison
+    went back to the pool for another voter. Kept for the record; never scored or exported."""
+
+    comparison_id = models.BigIntegerField()
+    ballot = models.ForeignKey(Ballot, on_delete=models.CASCADE, related_name="+")
+    voter = models.ForeignKey(Voter, on_delete=models.CASCADE, related_name="voided_votes")
+    choice = models.CharField(max_length=5, choices=Vote.Choice.choices)
+    response_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    voided_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"voided vote on comparison {self.comparison_id}"
+
+
+class AttentionCheck(models.Model):
+    """A comparison with a known answer: an obviously related pair against an obviously
+    unrelated one. Shown among the ballots' comparisons, never scored.
+
+    The two pairs get item ids from the items' sequence, so a check looks like any comparison
+    to the voting API.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="checks")
+    related_a = models.CharField(max_length=200)
+    related_b = models.CharField(max_length=200)
+    unrelated_a = models.CharField(max_length=200)
+    unrelated_b = models.CharField(max_length=200)
+    related_item_id = models.BigIntegerField()
+    unrelated_item_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.related_a} – {self.related_b} over {self.unrelated_a} – {self.unrelated_b}"
+
+
+class CheckAnswer(models.Model):
+    """One attention check shown to a voter, and their answer once given.
+
+    Its id comes from the comparisons' sequence: the voting API hands it out as a comparison id.
+    """
+
+    id = models.BigIntegerField(primary_key=True)
+    voter = models.ForeignKey(Voter, on_delete=models.CASCADE, related_name="check_answers")
+    attention_check = models.ForeignKey(
+        AttentionCheck, on_delete=models.CASCADE, related_name="answers"
+    )
+    ballot_id = models.BigIntegerField(null=True, blank=True)
+    related_left = models.BooleanField()
+    choice = models.CharField(max_length=5, choices=Vote.Choice.choices, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    response_ms = models.PositiveIntegerField(null=True, blank=True)
+    shown_at = models.DateTimeField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["voter", "id"], name="checkanswer_voter")]
+
+    def __str__(self) -> str:
+        return f"check {self.attention_check_id} for {self.voter_id}: {self.choice or 'pending'}"
 
 
 class Evaluation(models.Model):

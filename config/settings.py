@@ -128,6 +128,15 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en"
+# The voter pages' languages (each study picks one; staff pages are in English). Native names.
+LANGUAGES = [
+    ("en", "English"),
+    ("it", "Italiano"),
+    ("de", "Deutsch"),
+    ("fr", "Français"),
+    ("es", "Español"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
