@@ -137,6 +137,10 @@ class Assignment:
     answered: int
     quota: int
     completion_code: str | None
+    # The voter was excluded: ``completion_code`` is then the study's excluded code.
+    excluded: bool = False
+    # The study is paused: nothing is handed out until staff resume it.
+    paused: bool = False
 
     @property
     def comparison(self) -> Comparison | None:
