@@ -202,6 +202,12 @@ CACHES = {
     )
 }
 
+# Lease hoarding: the voters registered from one address hold at most this many comparisons at
+# once (0: no bound), and at most this share of the open ballot's comparisons (collector.voting.
+# store). A lab behind one NAT gets VOTING_ADDRESS_LEASES voters working at the same time.
+VOTING_ADDRESS_LEASES = env.int("VOTING_ADDRESS_LEASES", default=50)
+VOTING_ADDRESS_SHARE = env.float("VOTING_ADDRESS_SHARE", default=0.5)
+
 # How often each web process adds its rate-limit counts to the shared cache (throttling.py).
 THROTTLE_SYNC_SECONDS = env.float("THROTTLE_SYNC_SECONDS", default=0.1)
 

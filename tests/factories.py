@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.models import Ballot, Study
-from collector.studies import creating, importing, lifecycle
+from collector.models import AttentionCheck, Ballot, Study
+from collector.studies import attention_checks, creating, importing, lifecycle
 
-__all__ = ["DEFAULTS", "make_study", "tokens_csv"]
+__all__ = ["CHECKS", "DEFAULTS", "add_checks", "make_study", "tokens_csv"]
 
 DEFAULTS: dict[str, Any] = {"name": "Test study", "n_ballots": 3, "alpha": 0.5, "m": 4, "seed": 11}
 AREA = "Sales & Marketing"
@@ -83,3 +83,22 @@ def make_study(
         Study.objects.filter(pk=study.pk).update(status=status)
     study.refresh_from_db()
     return study
+
+
+# Obviously related pairs against obviously unrelated ones.
+CHECKS = [
+    ["cat", "kitten", "cat", "invoice"],
+    ["doctor", "nurse", "doctor", "volcano"],
+    ["bread", "butter", "bread", "telescope"],
+]
+
+
+def add_checks(
+    study: Study, n: int = 2, *, every: int = 5, fail_limit: int = 2, exclude: bool = False
+) -> list[AttentionCheck]:
+    """Give ``study`` ``n`` attention checks (from :data:`CHECKS`), shown once in ``every``."""
+    Study.objects.filter(pk=study.pk).update(
+        check_every=every, check_fail_limit=fail_limit, check_exclude=exclude
+    )
+    study.refresh_from_db()
+    return attention_checks.add_checks(study, CHECKS[:n])

@@ -255,6 +255,7 @@ def run(args: argparse.Namespace) -> int:
         "VOTING_TOKEN_RATE": args.token_rate,
         "VOTING_IP_RATE": args.ip_rate,
         "VOTING_REGISTER_RATE": args.register_rate,
+        "VOTING_ADDRESS_LEASES": "0",  # every simulated voter comes from loopback
     }
     import redis
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 TOKENS_HEADER = ("area", "token")
+CHECKS_HEADER = ("related_a", "related_b", "unrelated_a", "unrelated_b")
 ITEMS_HEADER = ("area", "token_a", "token_b")
 MAX_TEXT = 200  # Token.text and Area.name lengths
 MAX_ERRORS = 20  # enough to fix a file; a wholly wrong file would otherwise print thousands
@@ -221,6 +222,29 @@ def sample_items(
             pairs = [pairs[int(k)] for k in keep]
         out.append(AreaSpec(spec.name, spec.tokens, pairs))
     return out
+
+
+def parse_checks(data: bytes | str, *, max_bytes: int, what: str = "checks") -> list[list[str]]:
+    """Parse attention checks, ``related_a,related_b,unrelated_a,unrelated_b`` per row: an
+    obviously related pair and an obviously unrelated one (the tokens need not be the study's).
+    """
+    text = _decode(data, what, max_bytes)
+    errors: list[str] = []
+    rows: list[list[str]] = []
+    for line, cells in _rows(text, what, CHECKS_HEADER):
+        problems = _check_cells(line, cells, what, CHECKS_HEADER)
+        if not problems and cells[0].casefold() == cells[1].casefold():
+            problems = [f"{what}, line {line}: the related pair repeats one token"]
+        if not problems and cells[2].casefold() == cells[3].casefold():
+            problems = [f"{what}, line {line}: the unrelated pair repeats one token"]
+        errors += problems
+        if not problems:
+            rows.append(cells)
+    if not rows and not errors:
+        errors.append(f"{what}: the file has a header but no rows")
+    if errors:
+        raise ImportFailed(errors)
+    return rows
 
 
 def count_items(areas: list[AreaSpec]) -> int:

@@ -64,14 +64,14 @@ def note_vote_recorded(ballot_id: int, open_left: int) -> None:
     """
     if open_left > TAIL_LOCK_THRESHOLD:
         return  # the common case: far from the end
-    if open_left:
-        # Near the end: the open rows we see may be answered by concurrent transactions that
-        # cannot see our answer either. Serialise on the ballot row, then look again; whoever
-        # comes last sees every other answer committed and closes. NO KEY: foreign-key checks of
-        # rows referencing the ballot (KEY SHARE) need not wait for it.
-        Ballot.objects.select_for_update(no_key=True).filter(id=ballot_id).values_list("id").first()
-        if Comparison.objects.filter(ballot_id=ballot_id, status=Comparison.Status.OPEN).exists():
-            return
+    # Near the end: the open rows we see may be answered by concurrent transactions that cannot
+    # see our answer either, and an exclusion may be reopening comparisons (it holds the ballot
+    # row while it does). Serialise on the ballot row, then look again; whoever comes last sees
+    # every other answer committed and closes. NO KEY: foreign-key checks of rows referencing
+    # the ballot (KEY SHARE) need not wait for it.
+    Ballot.objects.select_for_update(no_key=True).filter(id=ballot_id).values_list("id").first()
+    if Comparison.objects.filter(ballot_id=ballot_id, status=Comparison.Status.OPEN).exists():
+        return
     moved = Ballot.objects.filter(id=ballot_id, status=Ballot.Status.OPEN).update(
         status=Ballot.Status.CLOSING, closing_at=timezone.now()
     )

@@ -211,7 +211,8 @@ class CreateVoter(VotingEndpoint):
             if participant
             else identity.Identity()
         )
-        voter, created = identity.get_or_create_voter(study, who)
+        address = VotingThrottle().get_ident(request)
+        voter, created = identity.get_or_create_voter(study, who, address=address)
         return JsonResponse({"token": voter.token}, status=201 if created else 200)
 
 

@@ -23,6 +23,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from collector.models import Study, Voter
+from collector.voting.store import address_key
 
 # The voting API's voter credential (returned by POST /api/v1/studies/<slug>/voters).
 TOKEN_HEADER = "X-Voter-Token"
@@ -65,17 +66,24 @@ def identify(params: Mapping[str, str]) -> Identity:
     return Identity()
 
 
-def get_or_create_voter(study: Study, identity: Identity) -> tuple[Voter, bool]:
-    """The study's voter for this identity, created if new (anonymous: always new)."""
+def get_or_create_voter(
+    study: Study, identity: Identity, *, address: str = ""
+) -> tuple[Voter, bool]:
+    """The study's voter for this identity, created if new (anonymous: always new).
+
+    ``address`` is the registering client's address; a new voter stores its keyed hash, which
+    bounds the comparisons one address may hold at once (:mod:`collector.voting.store`).
+    """
     if identity.preview:
         raise ValueError("An MTurk preview is not a voter.")
+    key = address_key(address)
     if not identity.participant:
-        return Voter.objects.create(study=study, source=identity.source), True
+        return Voter.objects.create(study=study, source=identity.source, address=key), True
     lookup = {"study": study, "source": identity.source, "participant": identity.participant}
     try:
         with transaction.atomic():
             voter, created = Voter.objects.get_or_create(
-                **lookup, defaults={"platform_data": identity.platform_data}
+                **lookup, defaults={"platform_data": identity.platform_data, "address": key}
             )
     except IntegrityError:  # two first requests of one participant raced; the other one won
         voter, created = Voter.objects.get(**lookup), False
@@ -105,7 +113,7 @@ def session_voter(request: HttpRequest, slug: str) -> Voter | None:
     return Voter(pk=voter_id) if isinstance(voter_id, int) else None
 
 
-def consent(request: HttpRequest, study: Study, identity: Identity) -> Voter:
+def consent(request: HttpRequest, study: Study, identity: Identity, address: str = "") -> Voter:
     """The visitor agreed to take part: find or create their voter and keep it in the session.
 
     An anonymous visitor who already has a voter of this study in the session keeps it.
@@ -114,7 +122,7 @@ def consent(request: HttpRequest, study: Study, identity: Identity) -> Voter:
     if not identity.participant and (stub := session_voter(request, study.slug)):
         voter = Voter.objects.filter(pk=stub.pk, study=study).first()
     if voter is None:
-        voter, _ = get_or_create_voter(study, identity)
+        voter, _ = get_or_create_voter(study, identity, address=address)
     if voter.consented_at is None:
         voter.consented_at = timezone.now()
         voter.save(update_fields=["consented_at"])

@@ -1,14 +1,23 @@
 """Handing out comparisons and recording votes: Python's side of the voting rules.
 
-The rules live in one SQL function, ``collector_vote_v2`` (``sql/vote_v2.sql``, created by a
-migration): in one round trip it stores a vote or says exactly why not, and hands the voter their
-next comparison. This module calls it, turns a refusal into :class:`VoteRejected` (an HTTP status
-and a message) and tells the lifecycle when a ballot may have received its last vote.
+The rules live in one SQL function, ``collector_vote_v3`` (``sql/vote_v3.sql``, created by a
+migration): in one round trip it stores a vote (or an attention check's answer) or says exactly
+why not, and hands the voter their next comparison (or check). This module calls it, turns a
+refusal into :class:`VoteRejected` (an HTTP status and a message) and tells the lifecycle when a
+ballot may have received its last vote. Excluding a voter is the SQL function
+``collector_exclude_voter`` (``sql/exclude_voter.sql``), called by :func:`exclude_voter`.
 
 The rules, in brief (the SQL file has them in full):
 
-- A voter holds at most one outstanding comparison (a lease). Asking again returns it, with the
-  lease extended, so a refresh cannot be used to shop for easy pairs.
+- A voter holds at most one outstanding comparison (a lease). Asking again returns it (the lease
+  is renewed only once it has expired), so a refresh cannot be used to shop for easy pairs.
+- The voters who registered from one address hold at most ``VOTING_ADDRESS_LEASES`` unexpired
+  leases at once, and at most ``VOTING_ADDRESS_SHARE`` of the ballot's comparisons: one client
+  with many registrations cannot freeze a ballot.
+- Nothing new is handed out while the study is paused or archived, nor to an excluded voter
+  (whose code is then the study's excluded code).
+- Attention checks (``Study.check_every``) come among the comparisons, never first; their answers
+  are stored apart (``CheckAnswer``) and never reach a score.
 - A new comparison is claimed with ``FOR UPDATE SKIP LOCKED`` from the open ballot of the
   voter's study, skipping comparisons leased to others whose lease has not expired and any whose
   item pair this voter already answered (in any ballot of the study).
@@ -23,9 +32,12 @@ The rules, in brief (the SQL file has them in full):
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -40,7 +52,9 @@ __all__ = [
     "StoredVote",
     "VoteRejected",
     "VoterToken",
+    "address_key",
     "check_voter",
+    "exclude_voter",
     "next_assignment",
     "next_comparison",
     "record_vote",
@@ -62,10 +76,11 @@ REFUSALS: dict[str, tuple[int, str]] = {
         "This comparison is not assigned to you (never was, or your lease expired).",
     ),
     "quota_reached": (409, "You have answered all the comparisons you may in this ballot."),
+    "excluded": (409, "You can no longer take part in this study."),
 }
 _VOTE_SQL = (
-    "SELECT * FROM collector_vote_v2(%s::text, %s::bigint, %s::text, %s::bigint, %s::varchar,"
-    " %s::integer, %s::timestamptz, %s::boolean)"
+    "SELECT * FROM collector_vote_v3(%s::text, %s::bigint, %s::text, %s::bigint, %s::varchar,"
+    " %s::integer, %s::timestamptz, %s::boolean, %s::integer, %s::float8)"
 )
 
 
@@ -193,6 +208,10 @@ class _Result(NamedTuple):
     vote_ms: int | None
     vote_created: dt.datetime | None
     open_left: int | None
+    excluded: bool | None
+    paused: bool | None
+    is_check: bool | None
+    address_full: bool | None
     pair_id: int | None
     left: tuple[Any, ...]
     right: tuple[Any, ...]
@@ -212,10 +231,11 @@ def _call(
         who: tuple[str | None, int | None, str | None] = (voter.token, None, voter.slug)
     else:
         who = (None, voter.pk, None)
+    bound = settings.VOTING_ADDRESS_LEASES, settings.VOTING_ADDRESS_SHARE
     with connection.cursor() as cur:
-        cur.execute(_VOTE_SQL, [*who, cid, choice, response_ms, now, hand_out])
+        cur.execute(_VOTE_SQL, [*who, cid, choice, response_ms, now, hand_out, *bound])
         row = cur.fetchone()
-    result = _Result._make([*row[:16], tuple(row[16:22]), tuple(row[22:28])])
+    result = _Result._make([*row[:20], tuple(row[20:26]), tuple(row[26:32])])
     refusal = REFUSALS.get(result.outcome)
     if refusal is not None:
         status, detail = refusal
@@ -233,7 +253,7 @@ def _assignment(r: _Result) -> Assignment:
     if r.pair_id is not None:
         assert r.ballot is not None
         pair = Pair(r.pair_id, r.ballot, Side(*r.left), Side(*r.right))
-    done = r.ballot is not None and answered >= quota
+    done = bool(r.excluded) or (r.ballot is not None and answered >= quota)
     if r.finished and not done and r.voter is not None:
         # A finished study's code goes to those who took part, not to anyone who registers now.
         done = Vote.objects.filter(voter_id=r.voter).exists()
@@ -242,6 +262,8 @@ def _assignment(r: _Result) -> Assignment:
         answered=answered,
         quota=quota,
         completion_code=r.code if pair is None and done else None,
+        excluded=bool(r.excluded),
+        paused=bool(r.paused),
     )
 
 
@@ -273,7 +295,7 @@ def vote_and_next(
     404 unknown comparison, 409 for the other refusals.
     """
     r = _call(voter, cid, choice, response_ms, now=timezone.now(), hand_out=hand_out)
-    assert r.vote_id is not None and r.vote_ballot is not None and r.vote_created is not None
+    assert r.vote_id is not None and r.vote_created is not None
     created = r.outcome == "ok"
     if created and r.open_left is not None and r.open_left <= lifecycle.TAIL_LOCK_THRESHOLD:
         # Outside a transaction the vote has committed with the function: whoever comes last sees
@@ -281,7 +303,9 @@ def vote_and_next(
         with transaction.atomic():
             lifecycle.note_vote_recorded(r.vote_ballot, open_left=r.open_left)
     assert r.voter is not None
-    vote = StoredVote(r.vote_id, cid, r.vote_ballot, r.voter, choice, r.vote_ms, r.vote_created)
+    # An attention check's answer has no ballot of its own when none was open (ballot_id 0).
+    ballot_id = r.vote_ballot or 0
+    vote = StoredVote(r.vote_id, cid, ballot_id, r.voter, choice, r.vote_ms, r.vote_created)
     return vote, created, _assignment(r)
 
 
@@ -295,3 +319,28 @@ def record_vote(voter: Voter, cid: int, choice: str, response_ms: int | None = N
 def next_comparison(voter: Voter) -> Comparison | None:
     """Like :func:`next_assignment`, the comparison alone (``None``: nothing for this voter)."""
     return next_assignment(voter).comparison
+
+
+def address_key(address: str) -> str:
+    """A keyed hash of a client address, as ``Voter.address`` stores it (never the address)."""
+    if not address:
+        return ""
+    digest = hmac.new(settings.SECRET_KEY.encode(), address.encode(), hashlib.sha256)
+    return digest.hexdigest()[:32]
+
+
+def exclude_voter(voter_id: int, reason: str) -> int | None:
+    """Exclude a voter (``collector_exclude_voter``, the one implementation): no more comparisons,
+    their lease freed, their votes in the open ballot voided and those comparisons back in the
+    pool; votes in closed ballots stay, marked by the voter's ``excluded_at``.
+
+    Returns the number of votes voided, or None when the voter was excluded before (or does not
+    exist): nothing changes then.
+    """
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(
+            "SELECT collector_exclude_voter(%s::bigint, %s::text, %s::timestamptz)",
+            [voter_id, reason, timezone.now()],
+        )
+        (voided,) = cur.fetchone()
+    return None if voided < 0 else int(voided)

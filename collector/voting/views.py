@@ -35,7 +35,7 @@ def study_link(request: HttpRequest, slug: str) -> HttpResponse:
         page["Retry-After"] = refused["Retry-After"]
         return page
     if request.method == "POST" and not who.preview and study.status == Study.Status.RUNNING:
-        identity.consent(request, study, who)
+        identity.consent(request, study, who, VotingThrottle().get_ident(request))
         return redirect("voting:vote", slug=slug)
     return render(
         request,

@@ -1,4 +1,4 @@
-"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v2.
+"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v3.
 
 These tests commit (``transaction=True``), as the web server does: each call of the function is
 its own transaction, so what it stores or refuses is seen as another request would see it.
@@ -6,9 +6,12 @@ its own transaction, so what it stores or refuses is seen as another request wou
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from collector import jobs
 from collector.management.commands._common import wait_until_closed
@@ -36,7 +39,7 @@ def test_a_vote_and_the_next_claim_are_one_statement(make_study):
     c = store.next_comparison(voter)
     with CaptureQueriesContext(connection) as ctx:
         stored, created, nxt = store.vote_and_next(VoterToken(voter.token, "one"), c.id, "left")
-    assert len(ctx.captured_queries) == 1 and "collector_vote_v2" in ctx.captured_queries[0]["sql"]
+    assert len(ctx.captured_queries) == 1 and "collector_vote_v3" in ctx.captured_queries[0]["sql"]
     assert created and Vote.objects.get(id=stored.id).comparison_id == c.id
     assert Comparison.objects.get(id=c.id).status == "answered"
     assert nxt.pair is not None and Comparison.objects.get(id=nxt.pair.id).leased_to_id == voter.id
@@ -217,3 +220,32 @@ def test_a_finished_studys_code_goes_to_voters_who_answered_not_to_newcomers(
     newcomer = Voter.objects.create(study=study)
     assert store.next_assignment(newcomer).completion_code is None
     assert store.next_assignment(veteran).completion_code == study.completion_code
+
+
+def test_an_excluded_voter_is_refused_and_gets_the_excluded_code(study, voter):
+    c = store.next_comparison(voter)
+    assert store.exclude_voter(voter.id, "speeder") == 0
+    assert refused(voter, c.id).reason == "excluded"
+    a = store.next_assignment(voter)
+    assert a.pair is None and a.excluded and a.completion_code == study.excluded_code
+    assert Comparison.objects.get(id=c.id).leased_to_id is None  # back in the pool
+
+
+def test_a_paused_study_hands_out_nothing_new_but_takes_the_answer_in_hand(study, voter):
+    c = store.next_comparison(voter)
+    study.__class__.objects.filter(pk=study.pk).update(paused_at=timezone.now())
+    assert store.next_comparison(voter).id == c.id  # the comparison already in hand
+    _vote, created, nxt = store.vote_and_next(voter, c.id, "left")
+    assert created and nxt.pair is None and nxt.paused and nxt.completion_code is None
+    study.__class__.objects.filter(pk=study.pk).update(paused_at=None)
+    assert store.next_assignment(voter).pair is not None
+
+
+def test_a_refresh_keeps_the_lease_until_it_expires_and_renews_it_only_then(study, voter):
+    c = store.next_comparison(voter)
+    first = Comparison.objects.get(id=c.id).lease_expires_at
+    assert store.next_comparison(voter).id == c.id
+    assert Comparison.objects.get(id=c.id).lease_expires_at == first  # not renewed at will
+    Comparison.objects.filter(id=c.id).update(lease_expires_at=timezone.now() - timedelta(1))
+    assert store.next_comparison(voter).id == c.id  # nobody took it: still the voter's
+    assert Comparison.objects.get(id=c.id).lease_expires_at > timezone.now()
