@@ -297,7 +297,9 @@ def vote_and_next(
     r = _call(voter, cid, choice, response_ms, now=timezone.now(), hand_out=hand_out)
     assert r.vote_id is not None and r.vote_created is not None
     created = r.outcome == "ok"
+    # open_left comes with a stored vote only (not with an attention check's answer).
     if created and r.open_left is not None and r.open_left <= lifecycle.TAIL_LOCK_THRESHOLD:
+        assert r.vote_ballot is not None
         # Outside a transaction the vote has committed with the function: whoever comes last sees
         # every answer; if this process dies here, the sweep closes the ballot.
         with transaction.atomic():
