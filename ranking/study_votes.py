@@ -171,7 +171,8 @@ def read_votes(path: str | Path, gold: GoldStandard) -> StudyVotes:
 
     Ballot ``k`` holds the items with ``last_ballot >= k`` in the ranking export, and any
     item voted on in it (when the ranking has no ``last_ballot``: the items voted on in
-    ballot ``k`` or later, ballots being nested).
+    ballot ``k`` or later, ballots being nested). Votes marked ``voter_excluded`` (the votes
+    export of an excluded voter) are left out.
 
     Raises
     ------
@@ -188,6 +189,8 @@ def read_votes(path: str | Path, gold: GoldStandard) -> StudyVotes:
     if missing:
         raise InputFileError(path, f"the votes header lacks {', '.join(missing)}", lines[0][0])
     col = [header.index(c) for c in _VOTE_COLUMNS]
+    # The product's export marks the votes of excluded voters: they are left out here.
+    excluded_col = header.index("voter_excluded") if "voter_excluded" in header else None
     position = {int(i): p for p, i in enumerate(gold.item_ids.tolist())}
     voters: dict[str, int] = {}
     ballots: list[int] = []
@@ -200,6 +203,8 @@ def read_votes(path: str | Path, gold: GoldStandard) -> StudyVotes:
             raise InputFileError(
                 path, f"expected {len(header)} columns as in the header, found {len(row)}", number
             )
+        if excluded_col is not None and row[excluded_col].strip().lower() in ("true", "1"):
+            continue
         ballot_text, left_text, right_text, choice, voter = (row[c].strip() for c in col)
         try:
             ballot = int(ballot_text)

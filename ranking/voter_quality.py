@@ -81,6 +81,7 @@ def voter_quality(
     run_length: int = 15,
     min_agreement: float = 0.6,
     alpha: float = DEFAULT_BT_ALPHA,
+    consensus: npt.ArrayLike | None = None,
 ) -> VoterQuality:
     """Every voter's figures and flags (see the module docstring).
 
@@ -102,6 +103,9 @@ def voter_quality(
         Agreement under this (with at least 10 predictable votes) flags low agreement.
     alpha : float, optional
         Bradley-Terry regularisation, as :func:`ranking.bradley_terry`.
+    consensus : array_like of bool, shape (P,), optional
+        The votes the consensus fits may use (default: all). Votes left out (those of excluded
+        voters, say) still get their voter's figures, measured against the others.
 
     Returns
     -------
@@ -117,6 +121,13 @@ def voter_quality(
         if response_ms is None
         else np.asarray(response_ms, dtype=np.float64)
     )
+    trusted = (
+        np.ones(scores.size, dtype=bool)
+        if consensus is None
+        else np.asarray(consensus, dtype=bool)
+    )
+    if trusted.shape != scores.shape:
+        raise ValueError("consensus must have one entry per vote")
     voters, index = np.unique(who, return_inverse=True)
     k = voters.size
     votes = np.bincount(index, minlength=k)
@@ -140,11 +151,11 @@ def voter_quality(
     agreement = np.full(k, np.nan)
     predictable = np.zeros(k, dtype=np.int64)
     leave_one_out = k <= LEAVE_ONE_OUT_MAX_VOTERS
-    pooled = bradley_terry(n, pair_ids, scores, alpha=alpha)
+    pooled = bradley_terry(n, pair_ids[trusted], scores[trusted], alpha=alpha)
     for v in range(k):
         mine = order[bounds[v] : bounds[v + 1]]
         if leave_one_out and k > 1:
-            others = np.ones(scores.size, dtype=bool)
+            others = trusted.copy()
             others[mine] = False
             fit = bradley_terry(
                 n, pair_ids[others], scores[others], alpha=alpha, initial_strength=pooled

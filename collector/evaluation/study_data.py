@@ -47,8 +47,11 @@ def gold_of(study: Study) -> GoldStandard:
 
 
 def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
-    """The study's answered comparisons with each ballot's items (None: no votes)."""
-    numbers, pairs, first_score, voter_ids, _times = bulk_sql.study_votes(study.pk)
+    """The study's answered comparisons with each ballot's items (None: no votes), without the
+    votes of excluded voters: the agreement with the votes and the voter bootstrap leave them
+    out."""
+    rows = bulk_sql.study_votes(study.pk).trusted()
+    numbers, pairs, first_score, voter_ids = rows.ballot, rows.pairs, rows.first_score, rows.voter
     if numbers.size == 0:
         return None
     _, voters = np.unique(voter_ids, return_inverse=True)

@@ -4,8 +4,10 @@
   (K ballots the study runs; ``x_k`` empty where the item was not in ballot k; ``score`` is ybar,
   or the Bradley-Terry strength; appearances, wins and ties are summed over the ballots);
 - votes: ``ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms,
-  left_token_a,left_token_b,right_token_a,right_token_b``
-  (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id);
+  left_token_a,left_token_b,right_token_a,right_token_b,voter_excluded``
+  (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id;
+  ``voter_excluded`` is true for the votes an excluded voter gave in ballots closed before the
+  exclusion, which stay but are left out of pooled estimates; attention checks are not votes);
 - items: ``item_id,area,token_a,token_b``, at any time.
 
 The CSV files, the staff downloads and the JSON API all read these iterators. Each page is its own
@@ -38,6 +40,7 @@ VOTES_HEADER = [
     "left_token_b",
     "right_token_a",
     "right_token_b",
+    "voter_excluded",
 ]
 ITEMS_HEADER = ["item_id", "area", "token_a", "token_b"]
 RANKING_FIXED = [
@@ -152,6 +155,7 @@ def _votes_query(study: Study) -> QuerySet[Any]:
             "comparison__item_left__token_b__text",
             "comparison__item_right__token_a__text",
             "comparison__item_right__token_b__text",
+            "voter__excluded_at",
         )  # fmt: skip
     )
 
@@ -174,8 +178,9 @@ def items_csv(study: Study) -> Iterator[str]:
 
 
 def vote_row_values(row: list) -> list:
-    """Drop the paging key (the vote id) from a :func:`votes_rows` row."""
-    return row[1:]
+    """A :func:`votes_rows` row as exported: without the paging key (the vote id), and with
+    whether the voter was excluded instead of when."""
+    return [*row[1:-1], row[-1] is not None]
 
 
 # A spreadsheet runs a cell that starts with one of these as a formula (OWASP, CSV injection).

@@ -103,9 +103,10 @@ def live_status(study: Study, hourly_rate: float | None = None) -> dict[str, Any
     }
 
 
-def _rate(request: HttpRequest) -> float | None:
+def hourly_rate(text: str | None) -> float | None:
+    """The pay rate given to the page or the API (None when absent or not a number >= 0)."""
     try:
-        rate = float(request.GET.get("rate", ""))
+        rate = float(text or "")
     except ValueError:
         return None
     return rate if math.isfinite(rate) and rate >= 0 else None
@@ -114,4 +115,4 @@ def _rate(request: HttpRequest) -> float | None:
 @staff_required
 def live_json(request: HttpRequest, slug: str) -> JsonResponse:
     study = get_study(request, slug)
-    return JsonResponse(live_status(study, _rate(request)))
+    return JsonResponse(live_status(study, hourly_rate(request.GET.get("rate"))))

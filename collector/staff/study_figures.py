@@ -174,7 +174,7 @@ def top_items(study: Study) -> StudyFigure | None:
 def top_ranking(study: Study) -> StudyFigure | None:
     if study.status != Study.Status.FINISHED:
         return None
-    rows = bulk_sql.study_votes(study.pk)
+    rows = bulk_sql.study_votes(study.pk).trusted()  # excluded voters are left out
     pairs, first_score = rows.pairs, rows.first_score
     n = study.items.count()
     if pairs.shape[0] == 0:

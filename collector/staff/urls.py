@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from collector.staff import api, evaluations, live, voters
+from collector.staff import api, api_watch, checks, evaluations, live, voters
 from collector.staff import views as staff
 
 urlpatterns = [
@@ -25,6 +25,16 @@ urlpatterns = [
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
     path("staff/<slug:slug>/voters.csv", voters.voters_csv, name="staff-voters-csv"),
+    path(
+        "staff/<slug:slug>/voters/<slug:pseudonym>/exclude/",
+        voters.exclude,
+        name="staff-voter-exclude",
+    ),
+    path("staff/<slug:slug>/checks/", checks.checks_page, name="staff-checks"),
+    path("staff/<slug:slug>/checks.csv", checks.checks_csv, name="staff-checks-csv"),
+    path(
+        "staff/<slug:slug>/checks/<int:pk>/remove/", checks.check_remove, name="staff-check-remove"
+    ),
     path(
         "staff/<slug:slug>/figures/<slug:name>.<str:fmt>",
         staff.figure_file,
@@ -80,5 +90,28 @@ urlpatterns = [
         "api/v1/staff/studies/<slug:slug>/evaluations/<int:pk>",
         api.EvaluationView.as_view(),
         name="api-staff-evaluation",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/live", api_watch.LiveView.as_view(), name="api-staff-live"
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/voters",
+        api_watch.VotersView.as_view(),
+        name="api-staff-voters",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/voters/<slug:pseudonym>/exclude",
+        api_watch.ExcludeView.as_view(),
+        name="api-staff-voter-exclude",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/checks",
+        api_watch.ChecksView.as_view(),
+        name="api-staff-checks",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/figures",
+        api_watch.FiguresView.as_view(),
+        name="api-staff-figures",
     ),
 ]

@@ -1,10 +1,14 @@
-"""The staff's voter table: how each voter answered, with flags, and the crowd's position bias.
+"""The staff's voter table: how each voter answered, with flags, and the crowd's position bias;
+excluding a voter.
 
 Figures come from :func:`ranking.voter_quality` over the study's votes; the thresholds of the
 flags are the page's form (speeders: median response under ``speeder_ms``; straight-liners: a
 run of ``run_length`` answers on the same side; low agreement: under ``min_agreement`` of the
-voter's votes predicted by everyone else's). Staff may look a voter up by their platform id
-(``participant``); the table and its CSV show pseudonyms only.
+voter's votes predicted by everyone else's; failed checks: at least the study's
+``check_fail_limit`` attention checks failed). Excluded voters' votes are left out of everyone
+else's consensus and of the position bias. Staff may look a voter up by their platform id
+(``participant``); the table and its CSV show pseudonyms only. Excluding runs
+:func:`collector.voting.store.exclude_voter`.
 """
 
 from __future__ import annotations
@@ -13,19 +17,24 @@ import math
 from typing import Any
 
 from django import forms
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 import ranking
 from collector.models import Study, Voter
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.exports import csv_lines
 from collector.studies import bulk_sql
+from collector.voting import store
 
 CSV_HEADER = [
     "voter", "votes", "median_response_ms", "tie_rate", "left_share", "longest_same_side_run",
-    "agreement", "speeder", "straight_liner", "low_agreement",
+    "agreement", "checks_passed", "checks_failed", "speeder", "straight_liner", "low_agreement",
+    "failed_checks", "excluded", "excluded_reason",
 ]  # fmt: skip
+FLAGS = ("speeder", "straight_liner", "low_agreement", "failed_checks")
 
 
 class Thresholds(forms.Form):
@@ -58,10 +67,14 @@ class Thresholds(forms.Form):
         return {k: data.get(k) if data.get(k) not in (None, "") else v for k, v in defaults.items()}
 
 
+def defaults() -> dict[str, Any]:
+    """Every threshold's default."""
+    return {name: f.initial for name, f in Thresholds.base_fields.items()}
+
+
 def _with_defaults(request: HttpRequest) -> dict[str, Any]:
     """The query's thresholds over the defaults (a field left out keeps its default shown)."""
-    defaults = {name: f.initial for name, f in Thresholds.base_fields.items()}
-    return {**defaults, **request.GET.dict()}
+    return {**defaults(), **request.GET.dict()}
 
 
 def _number(value: float) -> float | None:
@@ -69,38 +82,71 @@ def _number(value: float) -> float | None:
 
 
 def voter_table(study: Study, thresholds: dict[str, Any]) -> dict[str, Any]:
-    """Rows (one per voter who voted, most votes first), the position bias and the method."""
+    """Rows (every voter who voted, answered a check or was excluded; most votes first), the
+    position bias and whether agreement is leave-one-voter-out."""
     votes = bulk_sql.study_votes(study.pk)
-    if votes.voter.size == 0:
-        return {"rows": [], "bias": None, "leave_one_out": True}
-    q = ranking.voter_quality(
-        study.items.count(), votes.pairs, votes.first_score, votes.voter, votes.response_ms,
-        speeder_ms=thresholds["speeder_ms"], run_length=thresholds["run_length"],
-        min_agreement=thresholds["min_agreement"],
-    )  # fmt: skip
-    names = dict(Voter.objects.filter(study=study).values_list("id", "pseudonym"))
-    rows: list[dict[str, Any]] = [
-        {
-            "voter": names.get(int(v), str(v)),
-            "voter_id": int(v),
-            "votes": int(q.votes[k]),
-            "median_response_ms": _number(float(q.median_ms[k])),
-            "tie_rate": float(q.tie_rate[k]),
-            "left_share": _number(float(q.left_share[k])),
-            "longest_same_side_run": int(q.longest_run[k]),
-            "agreement": _number(float(q.agreement[k])),
-            "speeder": bool(q.speeder[k]),
-            "straight_liner": bool(q.straight_liner[k]),
-            "low_agreement": bool(q.low_agreement[k]),
-        }
-        for k, v in enumerate(q.voters)
-    ]
+    people = {
+        v["id"]: v
+        for v in Voter.objects.filter(study=study).values(
+            "id", "pseudonym", "checks_passed", "checks_failed", "excluded_at", "excluded_reason"
+        )
+    }
+    q = None
+    if votes.voter.size:
+        q = ranking.voter_quality(
+            study.items.count(), votes.pairs, votes.first_score, votes.voter, votes.response_ms,
+            speeder_ms=thresholds["speeder_ms"], run_length=thresholds["run_length"],
+            min_agreement=thresholds["min_agreement"], consensus=~votes.excluded,
+        )  # fmt: skip
+    figures: dict[int, dict[str, Any]] = {}
+    if q is not None:
+        for k, v in enumerate(q.voters):
+            figures[int(v)] = {
+                "votes": int(q.votes[k]),
+                "median_response_ms": _number(float(q.median_ms[k])),
+                "tie_rate": float(q.tie_rate[k]),
+                "left_share": _number(float(q.left_share[k])),
+                "longest_same_side_run": int(q.longest_run[k]),
+                "agreement": _number(float(q.agreement[k])),
+                "speeder": bool(q.speeder[k]),
+                "straight_liner": bool(q.straight_liner[k]),
+                "low_agreement": bool(q.low_agreement[k]),
+            }
+    shown = set(figures) | {
+        i for i, p in people.items() if p["excluded_at"] or p["checks_passed"] or p["checks_failed"]
+    }
+    rows = [_row(people[i], figures.get(i), study.check_fail_limit) for i in shown if i in people]
     rows.sort(key=lambda r: (-r["votes"], r["voter"]))
+    trusted = votes.trusted()
     return {
         "rows": rows,
-        "bias": ranking.position_bias(votes.first_score),
-        "leave_one_out": q.leave_one_out,
+        "bias": ranking.position_bias(trusted.first_score) if trusted.voter.size else None,
+        "leave_one_out": q.leave_one_out if q is not None else True,
     }
+
+
+def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[str, Any]:
+    empty = {
+        "votes": 0, "median_response_ms": None, "tie_rate": None, "left_share": None,
+        "longest_same_side_run": 0, "agreement": None, "speeder": False,
+        "straight_liner": False, "low_agreement": False,
+    }  # fmt: skip
+    failed = person["checks_failed"]
+    return {
+        "voter": person["pseudonym"],
+        "voter_id": person["id"],
+        **(figures or empty),
+        "checks_passed": person["checks_passed"],
+        "checks_failed": failed,
+        "failed_checks": fail_limit > 0 and failed >= fail_limit,
+        "excluded": person["excluded_at"] is not None,
+        "excluded_at": person["excluded_at"],
+        "excluded_reason": person["excluded_reason"],
+    }
+
+
+def flagged(row: dict[str, Any]) -> bool:
+    return any(row[f] for f in FLAGS)
 
 
 @staff_required
@@ -112,9 +158,38 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     found = None
     if values["participant"]:
         found = Voter.objects.filter(study=study, participant=values["participant"]).first()
-    flagged = sum(r["speeder"] or r["straight_liner"] or r["low_agreement"] for r in table["rows"])
-    context = {"study": study, "form": form, "found": found, "flagged": flagged, **table}
+    n_flagged = sum(flagged(r) for r in table["rows"])
+    excluded = sum(r["excluded"] for r in table["rows"])
+    context = {
+        "study": study, "form": form, "found": found, "flagged": n_flagged,
+        "excluded": excluded, "query": request.GET.urlencode(), **table,
+    }  # fmt: skip
     return render(request, "staff/voters.html", context)
+
+
+class ExcludeForm(forms.Form):
+    reason = forms.CharField(max_length=200, required=False)
+
+
+@staff_required
+@require_POST
+def exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+    """Exclude a voter of the study: see :func:`collector.voting.store.exclude_voter`."""
+    study = get_study(request, slug)
+    voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
+    form = ExcludeForm(request.POST)
+    reason = (form.cleaned_data["reason"] if form.is_valid() else "") or "excluded by staff"
+    voided = store.exclude_voter(voter.pk, reason)
+    if voided is None:
+        messages.info(request, f"{voter.pseudonym} was excluded before.")
+    else:
+        messages.success(
+            request,
+            f"{voter.pseudonym} is excluded: {voided} vote{'s' if voided != 1 else ''} of the "
+            f"open ballot voided, their comparisons back in the pool.",
+        )
+    back = request.POST.get("query", "")
+    return redirect(f"/staff/{study.slug}/voters/" + (f"?{back}" if back else ""))
 
 
 @staff_required

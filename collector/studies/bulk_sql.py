@@ -19,7 +19,7 @@ import numpy as np
 from django.db import DatabaseError, connection, models, transaction
 from django.utils import timezone
 
-from collector.models import Ballot, Comparison, Item, ItemScore, Vote
+from collector.models import Ballot, Comparison, Item, ItemScore, Vote, Voter
 
 log = logging.getLogger(__name__)
 
@@ -218,17 +218,29 @@ def ballot_members(ballot_id: int) -> np.ndarray:
     )
 
 
-def answered_pairs(study_id: int, ballot_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def answered_pairs(
+    study_id: int, ballot_ids: Sequence[int], *, without_excluded: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """All votes of the given ballots as ``(pairs (P, 2) of item indexes, first_score (P,))``.
 
     One ``COPY ... TO STDOUT`` parsed by numpy, so a million votes take
-    about a second and a few tens of MB.
+    about a second and a few tens of MB. ``without_excluded``: leave out the votes of excluded
+    voters (what the pooled estimates read).
     """
     ids = [int(b) for b in ballot_ids]
     if not ids:
         return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.float64)
-    rows = _vote_rows(study_id, f"v.{_col(Vote, 'ballot')} IN ({', '.join(str(b) for b in ids)})")
+    where = f"v.{_col(Vote, 'ballot')} IN ({', '.join(str(b) for b in ids)})"
+    if without_excluded and (excluded := excluded_voters(study_id)).size:
+        where += f" AND NOT v.{_col(Vote, 'voter')} = ANY('{_pg_array(excluded)}'::bigint[])"
+    rows = _vote_rows(study_id, where)
     return rows[:, 0:2], rows[:, 2] / 2.0
+
+
+def excluded_voters(study_id: int) -> np.ndarray:
+    """Ids of the study's excluded voters, ascending."""
+    ids = Voter.objects.filter(study_id=study_id, excluded_at__isnull=False).values_list("id")
+    return np.array(sorted(i for (i,) in ids), dtype=np.int64)
 
 
 class StudyVoteRows(NamedTuple):
@@ -239,6 +251,12 @@ class StudyVoteRows(NamedTuple):
     first_score: np.ndarray  # 1.0 left, 0.0 right, 0.5 tie (P,)
     voter: np.ndarray  # voter id (P,)
     response_ms: np.ndarray  # float, NaN where unknown (P,)
+    excluded: np.ndarray  # bool: the voter was excluded (P,)
+
+    def trusted(self) -> StudyVoteRows:
+        """The votes of voters who were not excluded (what pooled estimates and agreement read)."""
+        keep = ~self.excluded
+        return StudyVoteRows(*(np.asarray(a)[keep] for a in self))
 
 
 def study_votes(study_id: int) -> StudyVoteRows:
@@ -262,7 +280,8 @@ def study_votes(study_id: int) -> StudyVoteRows:
     )
     times = rows[:, 5].astype(np.float64)
     times[times < 0] = np.nan
-    return StudyVoteRows(rows[:, 3], rows[:, 0:2], rows[:, 2] / 2.0, rows[:, 4], times)
+    excluded = np.isin(rows[:, 4], excluded_voters(study_id))
+    return StudyVoteRows(rows[:, 3], rows[:, 0:2], rows[:, 2] / 2.0, rows[:, 4], times, excluded)
 
 
 def _vote_rows(study_id: int, where: str, extra: tuple[str, ...] = ()) -> np.ndarray:

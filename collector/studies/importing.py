@@ -228,10 +228,15 @@ def parse_checks(data: bytes | str, *, max_bytes: int, what: str = "checks") -> 
     """Parse attention checks, ``related_a,related_b,unrelated_a,unrelated_b`` per row: an
     obviously related pair and an obviously unrelated one (the tokens need not be the study's).
     """
-    text = _decode(data, what, max_bytes)
+    return check_rows(list(_rows(_decode(data, what, max_bytes), what, CHECKS_HEADER)), what)
+
+
+def check_rows(numbered: list[tuple[int, list[str]]], what: str) -> list[list[str]]:
+    """Check attention-check rows ``(line, cells)``; the cells, stripped, or every problem."""
     errors: list[str] = []
     rows: list[list[str]] = []
-    for line, cells in _rows(text, what, CHECKS_HEADER):
+    for line, raw in numbered:
+        cells = [str(c).replace("\x00", "").strip() for c in raw]
         problems = _check_cells(line, cells, what, CHECKS_HEADER)
         if not problems and cells[0].casefold() == cells[1].casefold():
             problems = [f"{what}, line {line}: the related pair repeats one token"]

@@ -213,7 +213,8 @@ def _study_state(study: Study, ballot: Ballot, n_items: int) -> ranking.StudySta
     """Rebuild ``ranking``'s state before ``ballot`` from the database.
 
     ybar of each item is the one of its latest scored ballot (an item that left the pool keeps
-    the value it had); the pooled comparisons are loaded only for Bradley-Terry.
+    the value it had); the pooled comparisons are loaded only for Bradley-Terry, without the
+    votes of excluded voters (their votes in closed ballots stay, but out of pooled estimates).
     """
     ybar = np.full(n_items, np.nan)
     rows = (
@@ -230,7 +231,7 @@ def _study_state(study: Study, ballot: Ballot, n_items: int) -> ranking.StudySta
     pairs, first_score = np.empty((0, 2), dtype=np.int64), np.empty(0)
     if study.estimator == Study.Estimator.BRADLEY_TERRY and ballot.number > 1:
         earlier = study.ballots.filter(number__lt=ballot.number).values_list("id", flat=True)
-        pairs, first_score = bulk_sql.answered_pairs(study.pk, list(earlier))
+        pairs, first_score = bulk_sql.answered_pairs(study.pk, list(earlier), without_excluded=True)
     return ranking.StudyState(
         n_items=n_items,
         ybar=ybar,

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 RANKING_HEADER = "rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1,x_2"
 VOTES_HEADER = (
     "ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms,"
-    "left_token_a,left_token_b,right_token_a,right_token_b"
+    "left_token_a,left_token_b,right_token_a,right_token_b,voter_excluded"
 )
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from django.db.models import Sum
 
+from collector import jobs
 from collector.models import (
     Ballot,
     CheckAnswer,
@@ -26,6 +27,12 @@ from collector.voting import store
 from tests.factories import add_checks
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def close_in_process(monkeypatch):
+    """A ballot's close runs here, not in a worker (none runs for these tests)."""
+    monkeypatch.setattr(jobs, "send_close_ballot", lifecycle.close_ballot)
 
 
 def answer_all(voter: Voter, choose=lambda a: "left") -> int:

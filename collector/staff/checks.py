@@ -1,0 +1,132 @@
+"""The staff's attention-check page: how often checks are shown and what failing them does, the
+checks themselves (added from a small list, removed while unused), and how each one went.
+
+The rules that show and score checks live in the voting function
+(``collector/voting/sql/vote_v3.sql``); the list is read by
+:func:`collector.studies.importing.parse_checks` and stored by
+:mod:`collector.studies.attention_checks`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from collector.models import Study
+from collector.staff.access import download, get_study, staff_required
+from collector.staff.exports import csv_lines
+from collector.studies import attention_checks, importing
+
+CSV_HEADER = ["id", "related", "unrelated", "shown", "passed", "failed"]
+
+
+class CheckSettingsForm(forms.ModelForm):
+    class Meta:
+        model = Study
+        fields = ["check_every", "check_fail_limit", "check_exclude"]
+        labels = {
+            "check_every": "Show a check once in",
+            "check_fail_limit": "Flag a voter after this many failed checks",
+            "check_exclude": "Exclude a voter at once when they reach that number",
+        }
+        help_texts = {
+            "check_every": "Comparisons per check, e.g. 20: one in twenty, never the first "
+            "(0: no checks).",
+        }
+
+    def clean_check_every(self) -> int:
+        every = self.cleaned_data["check_every"]
+        if every == 1:
+            raise forms.ValidationError("Use 0 (no checks) or at least 2: every item a check?")
+        if every > 10_000:
+            raise forms.ValidationError("At most 10,000.")
+        return every
+
+
+class AddChecksForm(forms.Form):
+    checks_text = forms.CharField(
+        label="Checks (related_a,related_b,unrelated_a,unrelated_b per line)",
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        required=False,
+        help_text="An obviously related pair, then an obviously unrelated one, e.g. "
+        "cat,kitten,cat,invoice. The tokens need not be the study's.",
+    )
+    checks_file = forms.FileField(label="…or upload them (CSV/TSV)", required=False)
+
+    rows: list[list[str]]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        text = (data.get("checks_text") or "").strip()
+        upload = data.get("checks_file")
+        if text and upload:
+            raise forms.ValidationError("Give the checks as text or as a file, not both.")
+        source: bytes | str | None = upload.read() if upload else text or None
+        if source is None:
+            raise forms.ValidationError("Give at least one check.")
+        try:
+            self.rows = importing.parse_checks(source, max_bytes=settings.MAX_UPLOAD_BYTES)
+        except importing.ImportFailed as exc:
+            raise forms.ValidationError(exc.errors) from None
+        return data
+
+
+def _page(
+    request: HttpRequest,
+    study: Study,
+    settings_form: CheckSettingsForm | None = None,
+    add_form: AddChecksForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "study": study,
+        "settings_form": settings_form or CheckSettingsForm(instance=study),
+        "add_form": add_form or AddChecksForm(),
+        "checks": attention_checks.check_figures(study),
+    }
+    return render(request, "staff/checks.html", context, status=status)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def checks_page(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study(request, slug)
+    if request.method != "POST":
+        return _page(request, study)
+    if request.POST.get("action") == "settings":
+        form = CheckSettingsForm(request.POST, instance=Study.objects.get(pk=study.pk))
+        if not form.is_valid():
+            return _page(request, study, settings_form=form, status=400)
+        form.save()
+        messages.success(request, "Attention-check settings saved.")
+    else:
+        add = AddChecksForm(request.POST, request.FILES)
+        if not add.is_valid():
+            return _page(request, study, add_form=add, status=400)
+        added = attention_checks.add_checks(study, add.rows)
+        messages.success(request, f"{len(added)} check{'s' if len(added) != 1 else ''} added.")
+    return redirect("staff-checks", slug=study.slug)
+
+
+@staff_required
+@require_POST
+def check_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    study = get_study(request, slug)
+    if attention_checks.remove_check(study, pk):
+        messages.success(request, "Check removed.")
+    else:
+        messages.error(request, "That check was shown to voters (or does not exist): it stays.")
+    return redirect("staff-checks", slug=study.slug)
+
+
+@staff_required
+def checks_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    rows = ([c[k] for k in CSV_HEADER] for c in attention_checks.check_figures(study))
+    return download(csv_lines(CSV_HEADER, rows), f"{study.slug}-checks.csv")
