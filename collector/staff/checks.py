@@ -38,6 +38,8 @@ class CheckSettingsForm(forms.ModelForm):
         help_texts = {
             "check_every": "Comparisons per check, e.g. 20: one in twenty, never the first "
             "(0: no checks).",
+            "check_fail_limit": "",
+            "check_exclude": "",
         }
 
     def clean_check_every(self) -> int:

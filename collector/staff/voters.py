@@ -18,12 +18,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 import ranking
-from collector.models import Study, Voter
+from collector.models import Study, VoidedVote, Voter
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.exports import csv_lines
 from collector.studies import bulk_sql
@@ -32,7 +33,7 @@ from collector.voting import store
 CSV_HEADER = [
     "voter", "votes", "median_response_ms", "tie_rate", "left_share", "longest_same_side_run",
     "agreement", "checks_passed", "checks_failed", "speeder", "straight_liner", "low_agreement",
-    "failed_checks", "excluded", "excluded_reason",
+    "failed_checks", "excluded", "excluded_reason", "voided",
 ]  # fmt: skip
 FLAGS = ("speeder", "straight_liner", "low_agreement", "failed_checks")
 
@@ -115,7 +116,17 @@ def voter_table(study: Study, thresholds: dict[str, Any]) -> dict[str, Any]:
     shown = set(figures) | {
         i for i, p in people.items() if p["excluded_at"] or p["checks_passed"] or p["checks_failed"]
     }
-    rows = [_row(people[i], figures.get(i), study.check_fail_limit) for i in shown if i in people]
+    voided = dict(
+        VoidedVote.objects.filter(voter__study=study)
+        .values("voter_id")
+        .annotate(n=Count("id"))
+        .values_list("voter_id", "n")
+    )
+    rows = [
+        {**_row(people[i], figures.get(i), study.check_fail_limit), "voided": voided.get(i, 0)}
+        for i in shown
+        if i in people
+    ]
     rows.sort(key=lambda r: (-r["votes"], r["voter"]))
     trusted = votes.trusted()
     return {
