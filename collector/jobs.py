@@ -12,6 +12,7 @@ from django.db import transaction
 log = logging.getLogger(__name__)
 
 CLOSE_BALLOT = "collector.tasks.close_ballot"
+REFIT_POOLED = "collector.tasks.refit_pooled"
 EVALUATE_MODEL = "collector.tasks.evaluate_model"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
@@ -38,6 +39,19 @@ def send_close_ballot(ballot_id: int) -> None:
         )
     except Exception:
         log.exception("cannot enqueue the close of ballot %s; the sweep will resend it", ballot_id)
+
+
+def refit_pooled_after_commit(study_id: int) -> None:
+    """Send the refit of a finished study's pooled Bradley-Terry strengths (after an exclusion)
+    once the current transaction commits (with no broker, the demo, run it in this process)."""
+
+    def send() -> None:
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            current_app.tasks[REFIT_POOLED].apply(args=(study_id,))
+        else:
+            current_app.send_task(REFIT_POOLED, (study_id,), ignore_result=True)
+
+    transaction.on_commit(send)
 
 
 def evaluate_after_commit(evaluation_id: int) -> None:

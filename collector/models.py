@@ -176,6 +176,11 @@ class Item(models.Model):
     # Filled when the study finishes.
     final_rank = models.PositiveIntegerField(null=True, blank=True)
     final_score = models.FloatField(null=True, blank=True)
+    # The pooled Bradley-Terry fit of every trusted vote, stored when the study finishes (and
+    # again after an exclusion): the log-strength, and a 95% interval for the top items.
+    pooled_strength = models.FloatField(null=True, blank=True)
+    pooled_low = models.FloatField(null=True, blank=True)
+    pooled_high = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "index"]

@@ -11,7 +11,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from collector.evaluation import running
-from collector.studies import lifecycle
+from collector.studies import lifecycle, pooled_fit
 
 
 # A database hiccup mid-close rolls the close back; retry it rather than wait for the sweep.
@@ -31,6 +31,12 @@ def close_ballot(ballot_id: int) -> str:
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``."""
     return lifecycle.sweep_ballots()
+
+
+@shared_task(acks_late=True)
+def refit_pooled(study_id: int) -> None:
+    """Store a finished study's pooled Bradley-Terry fit again (an exclusion changed it)."""
+    pooled_fit.store_pooled_fit(study_id)
 
 
 @shared_task(acks_late=True)

@@ -23,12 +23,13 @@ from django.db.models.functions import TruncMinute, TruncSecond
 
 import ranking
 from collector.models import Ballot, Item, ItemScore, Study, Vote
-from collector.studies import bulk_sql
+from collector.studies import pooled_fit
 
 FORMATS = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
 TOP_ITEMS = 10  # lines in top-items
-TOP_RANKING = 30  # rows in top-ranking
+TOP_RANKING = pooled_fit.TOP  # rows in top-ranking
 VOTERS_SHOWN = 30  # boxes in response-times, the most active voters
+RASTER_POINTS = 2000  # scatters with more points are embedded as an image
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,9 @@ def rescaling(study: Study) -> list[StudyFigure]:
         b = ranking.rescale_slope(x, prev)
         title = f"Ballot {ballot.number}: x^({ballot.number}) against ybar^({ballot.number - 1})"
         fig, ax = _figure(title, (5.0, 4.4))
-        ax.scatter(x, prev, s=10, alpha=0.6, color="#1f5f99", lw=0)
+        # Thousands of points: drawn as one embedded image, or the SVG would weigh megabytes.
+        many = len(ids) > RASTER_POINTS
+        ax.scatter(x, prev, s=10, alpha=0.6, color="#1f5f99", lw=0, rasterized=many)
         line = np.linspace(min(x.min(), 0.0), 1.0, 50)
         ax.plot(
             line,
@@ -172,21 +175,22 @@ def top_items(study: Study) -> StudyFigure | None:
 
 
 def top_ranking(study: Study) -> StudyFigure | None:
+    """The final top with the pooled fit stored at the study's end (:mod:`pooled_fit`)."""
     if study.status != Study.Status.FINISHED:
         return None
-    rows = bulk_sql.study_votes(study.pk).trusted()  # excluded voters are left out
-    pairs, first_score = rows.pairs, rows.first_score
-    n = study.items.count()
-    if pairs.shape[0] == 0:
-        return None
-    strength = ranking.bradley_terry(n, pairs, first_score)
-    top = _final_top(study, TOP_RANKING)
-    indexes = np.array([t[1] for t in top])
-    low, high = ranking.strength_intervals(n, pairs, first_score, strength, indexes)
+    items = Item.objects.filter(study=study, final_rank__isnull=False).order_by("final_rank")
+    if not items.filter(pooled_strength__isnull=False).exists():
+        if not Vote.objects.filter(ballot__study=study).exists():
+            return None
+        pooled_fit.store_pooled_fit(study.pk)  # a study finished before the fit was stored
+    fields = ("id", "index", "token_a__text", "token_b__text", "pooled_strength", "pooled_low",
+              "pooled_high")  # fmt: skip
+    rows = list(items.values_list(*fields)[:TOP_RANKING])
+    top = [(r[0], r[1], f"{r[2]} – {r[3]}") for r in rows]
+    s, low, high = (np.array([np.nan if r[k] is None else r[k] for r in rows]) for k in (4, 5, 6))
     title = f"{study.name}: top {len(top)} of the final ranking, Bradley-Terry 95% intervals"
     fig, ax = _figure(title, (6.4, 0.6 + 0.22 * len(top)))
     y = np.arange(1, len(top) + 1)
-    s = strength[indexes]
     ax.errorbar(s, y, xerr=[s - low, high - s], fmt="o", ms=3, color="#1f5f99", lw=1, capsize=2)
     last = study.ballots.order_by("-number").first()
     cut = last.n_items if last is not None else 0

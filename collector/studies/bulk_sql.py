@@ -354,5 +354,23 @@ def update_final_ranks(
         )
 
 
+def update_items(study_id: int, item_ids: np.ndarray, values: dict[str, np.ndarray]) -> None:
+    """Set columns of a study's items in one statement (NaN stored as NULL)."""
+    if item_ids.size == 0:
+        return
+    table = Item._meta.db_table
+    names = list(values)
+    cols = ["id"] + [_col(Item, k) for k in names]
+    types = ["bigint"] + [_pg_type(values[k]) for k in names]
+    unnest = ", ".join(f"%s::{t}[]" for t in types)
+    sets = ", ".join(f"{c} = u.{c}" for c in cols[1:])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} i SET {sets} FROM unnest({unnest}) AS u({', '.join(cols)}) "
+            "WHERE i.id = u.id AND i.study_id = %s",
+            [_pg_array(item_ids), *(_pg_array(values[k]) for k in names), study_id],
+        )
+
+
 def _pg_type(values: np.ndarray) -> str:
     return "bigint" if np.asarray(values).dtype.kind in "iub" else "float8"

@@ -25,7 +25,7 @@ from django.utils import timezone
 import ranking
 from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
-from collector.studies import bulk_sql
+from collector.studies import bulk_sql, pooled_fit
 from collector.studies.creating import (
     LifecycleError,
     Purpose,
@@ -204,6 +204,7 @@ def _finish(study: Study, scores: np.ndarray, item_ids: np.ndarray) -> None:
         scores, study_rng(study, study.n_ballots + 1, Purpose.FINAL_RANKS)
     )
     bulk_sql.update_final_ranks(study.pk, item_ids, ranks, scores)
+    pooled_fit.store_pooled_fit(study.pk)
     Study.objects.filter(id=study.pk).update(
         status=Study.Status.FINISHED, finished_at=timezone.now()
     )

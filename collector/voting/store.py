@@ -41,6 +41,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from collector import jobs
 from collector.models import Comparison, Item, Token, Vote, Voter
 from collector.studies import lifecycle
 
@@ -345,4 +346,7 @@ def exclude_voter(voter_id: int, reason: str) -> int | None:
             [voter_id, reason, timezone.now()],
         )
         (voided,) = cur.fetchone()
+        finished = Voter.objects.filter(pk=voter_id, study__status="finished")
+        if voided >= 0 and (study_id := finished.values_list("study_id", flat=True).first()):
+            jobs.refit_pooled_after_commit(study_id)  # its stored pooled fit left them in
     return None if voided < 0 else int(voided)

@@ -7,10 +7,12 @@ import base64
 
 import numpy as np
 import pytest
+from django.db.models import Count
 
+import ranking
 from collector import jobs
-from collector.models import AttentionCheck, Ballot, Study, VoidedVote, Vote, Voter
-from collector.studies import bulk_sql, lifecycle
+from collector.models import AttentionCheck, Ballot, Item, Study, VoidedVote, Vote, Voter
+from collector.studies import bulk_sql, lifecycle, pooled_fit
 from collector.voting import store
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, read_csv, staff_user
 from tests.factories import make_study
@@ -200,3 +202,22 @@ def test_basic_auth_staff_reach_the_watch_api(client, running):
     response = client.get("/api/v1/staff/studies/run/checks", HTTP_AUTHORIZATION=f"Basic {auth}")
     assert response.status_code == 200
     assert client.get("/api/v1/staff/studies/run/checks").status_code in (401, 403)
+
+
+def test_the_finished_studys_pooled_fit_is_stored_and_refitted_without_an_excluded_voter(
+    monkeypatch,
+):
+    study = finished_study(monkeypatch, slug="fit")
+    top = Item.objects.filter(study=study).order_by("final_rank").first()
+    assert top.pooled_low < top.pooled_strength < top.pooled_high
+    assert Item.objects.filter(study=study, pooled_low__isnull=False).count() == 30
+    before = dict(Item.objects.filter(study=study).values_list("id", "pooled_strength"))
+    monkeypatch.setattr(jobs, "refit_pooled_after_commit", pooled_fit.store_pooled_fit)
+    busiest = Vote.objects.values("voter_id").annotate(n=Count("id")).order_by("-n").first()
+    assert store.exclude_voter(busiest["voter_id"], "low agreement") == 0
+    after = dict(Item.objects.filter(study=study).values_list("id", "pooled_strength"))
+    assert after != before
+    rows = bulk_sql.study_votes(study.pk).trusted()
+    expected = ranking.bradley_terry(45, rows.pairs, rows.first_score)
+    index = dict(Item.objects.filter(study=study).values_list("id", "index"))
+    assert all(abs(after[i] - expected[index[i]]) < 1e-9 for i in after)
