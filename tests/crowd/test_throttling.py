@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import Client
 
+from collector.models import Comparison
 from collector.voting.throttling import SharedCounters, parse_rate
 
 pytestmark = pytest.mark.django_db
@@ -307,3 +308,24 @@ def test_the_voting_pages_share_the_apis_limits(make_study, rates):
     codes = [voter.get(f"/s/{study.slug}/next").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
     assert Client().get(f"/s/{study.slug}/").status_code == 200  # reading the link is free
+
+
+def test_one_address_cannot_freeze_a_ballot_by_hoarding_leases(make_study, rates, settings):
+    """The probe: 28 registrations and one GET next each, from one address, leased all 28
+    comparisons of a ballot. Now that address holds at most half of them, renewing a lease
+    before it expires does not extend it, and a voter elsewhere still gets work."""
+    rates()
+    settings.VOTING_ADDRESS_LEASES, settings.VOTING_ADDRESS_SHARE = 50, 0.5
+    study = make_study(n_items=14, m=4, n_ballots=2)  # 28 comparisons
+    hoarder = Client(REMOTE_ADDR="203.0.113.66")
+    heads = [voter_head(hoarder, study.slug) for _ in range(28)]
+    got = [hoarder.get(f"/api/v1/studies/{study.slug}/next", **h).json() for h in heads]
+    held = [g["comparison"] for g in got if g["comparison"]]
+    assert len(held) == 14 and all(g["completion_code"] is None for g in got)
+    expires = Comparison.objects.get(id=held[0]["id"]).lease_expires_at
+    again = hoarder.get(f"/api/v1/studies/{study.slug}/next", **heads[0]).json()["comparison"]
+    assert again == held[0]  # the same comparison, its lease not extended
+    assert Comparison.objects.get(id=held[0]["id"]).lease_expires_at == expires
+    elsewhere = Client(REMOTE_ADDR="198.51.100.23")
+    head = voter_head(elsewhere, study.slug)
+    assert elsewhere.get(f"/api/v1/studies/{study.slug}/next", **head).json()["comparison"]
