@@ -32,7 +32,9 @@ def study_new(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "staff/study_form.html", {"form": StudyForm()})
     form = StudyForm(request.POST, request.FILES)
-    if not form.is_valid():
+    valid = form.is_valid()
+    form.keep_lists()  # an uploaded list stays in its text box for the next step
+    if not valid:
         return render(request, "staff/study_form.html", {"form": form}, status=400)
     if request.POST.get("action") == "create":
         try:
@@ -44,13 +46,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
             return render(request, "staff/study_form.html", {"form": form}, status=400)
         messages.success(request, f"Study “{study.name}” created; ballot 1 is ready to open.")
         return redirect("staff-study", slug=study.slug)
-    # Preview: show the plan, keep uploaded lists in the text boxes for the create step.
-    data = request.POST.copy()
-    data["tokens_text"] = form.cleaned_data.get("tokens_text", "")
-    data["items_text"] = form.cleaned_data.get("items_text", "")
-    shown = StudyForm(data)
-    shown.is_valid()
-    return render(request, "staff/study_form.html", {"form": shown, "preview": form.preview})
+    return render(request, "staff/study_form.html", {"form": form, "preview": form.preview})
 
 
 @staff_required
