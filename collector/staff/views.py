@@ -1,4 +1,5 @@
-"""Staff pages: study list, study creation with a plan preview, study page, downloads.
+"""Staff pages: study creation with a plan preview, study page, ballots, downloads (the study
+list is :mod:`collector.staff.study_list`, managing a study :mod:`collector.staff.managing`).
 
 Thin views: every state change goes through :mod:`collector.studies.lifecycle`; who sees which
 study is :mod:`collector.staff.access`.
@@ -15,15 +16,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
 from collector.staff import dataset, exports, study_figures, study_page
-from collector.staff.access import download, get_study, staff_required, visible_studies
+from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import StudyForm
 from collector.studies import creating, lifecycle
-
-
-@staff_required
-def study_list(request: HttpRequest) -> HttpResponse:
-    studies = visible_studies(request.user).order_by("-created_at")
-    return render(request, "staff/study_list.html", {"studies": studies})
 
 
 @staff_required
