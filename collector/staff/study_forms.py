@@ -17,7 +17,14 @@ from django.db import models
 from collector.models import Study
 from collector.studies import lifecycle
 
-__all__ = ["CODES", "DeleteStudyForm", "Fieldsets", "StudyEditForm", "StudyTextsFields"]
+__all__ = [
+    "CODES",
+    "DeleteStudyForm",
+    "ErrorSummary",
+    "Fieldsets",
+    "StudyEditForm",
+    "StudyTextsFields",
+]
 
 CODES = ("completion_code", "no_consent_code", "partial_code", "excluded_code")
 MAX_STRANDED_MINUTES = 7 * 24 * 60
@@ -35,7 +42,15 @@ def model_field(name: str, **overrides: Any) -> forms.Field:
     return field
 
 
-class Fieldsets:
+class ErrorSummary:
+    """For the summary at the top of a form's page: how many errors it lists."""
+
+    def error_count(self) -> int:
+        form: forms.Form = self  # type: ignore[assignment]
+        return sum(len(errors) for errors in form.errors.values())
+
+
+class Fieldsets(ErrorSummary):
     """Fields shown in groups: ``fieldsets`` lists (legend, help, field names). Fields no group
     names are shown in a last group, so a field added later is never left off the page."""
 
@@ -65,7 +80,7 @@ TEXT_FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "Codes and the way back to the platform",
         "Each way out of the study has its own code, so the platform can pay, pay in part or "
-        "reject. Blank codes on a new study are drawn at random.",
+        "reject.",
         (*CODES, "redirect_url", "auto_redirect", "stranded_minutes"),
     ),
     ("The dataset", "", ("licence",)),
@@ -89,7 +104,9 @@ class StudyTextsFields(Fieldsets, forms.Form):
     )
     language = model_field("language", label="Voter pages' language", initial="en")
     browser_language = model_field(
-        "browser_language", label="Use the browser's language when the pages have it"
+        "browser_language",
+        label="Use the browser's language when the pages have it",
+        help_text="The language above is the fallback.",
     )
     completion_code = model_field("completion_code", required=False, validators=[code_characters])
     no_consent_code = model_field("no_consent_code", required=False, validators=[code_characters])
@@ -97,7 +114,9 @@ class StudyTextsFields(Fieldsets, forms.Form):
     excluded_code = model_field("excluded_code", required=False, validators=[code_characters])
     redirect_url = model_field("redirect_url", label="Redirect URL", assume_scheme="https")
     auto_redirect = model_field(
-        "auto_redirect", label="Send voters to the redirect URL at once when they are done"
+        "auto_redirect",
+        label="Send voters to the redirect URL at once when they are done",
+        help_text="Otherwise their last page shows the code and a button to the URL.",
     )
     stranded_minutes = model_field(
         "stranded_minutes",
@@ -157,7 +176,7 @@ class StudyEditForm(StudyTextsFields):
         return cls(initial={k: getattr(study, k) for k in lifecycle.EDITABLE_TEXTS})
 
 
-class DeleteStudyForm(forms.Form):
+class DeleteStudyForm(ErrorSummary, forms.Form):
     """Deleting a study: its slug, typed, confirms it."""
 
     confirm = forms.CharField(label="Type the study's slug to confirm", max_length=100)

@@ -299,7 +299,7 @@ def test_the_form_lists_every_problem_at_the_top_with_links_to_the_fields(client
     response = client.post("/staff/new/", {**bad, "action": "preview"})
     assert response.status_code == 400
     summary = error_summary(response.content.decode())
-    assert "The study was not created: 6 things to fix" in summary
+    assert "The study was not created: 7 things to fix" in summary
     for field, message in [
         ("name", "This field is required."),
         ("alpha", "alpha must lie strictly between 0 and 1, got 1.2"),
