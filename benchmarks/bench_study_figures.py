@@ -97,10 +97,8 @@ def measure(study_id: int, repeat: int) -> list[dict]:
     from collector.staff import study_figures
 
     study = Study.objects.get(pk=study_id)
-    print(
-        f"study: {study.items.count():,} items, {Vote.objects.filter(ballot__study=study).count():,}"
-        f" votes, {study.status}"
-    )
+    votes = Vote.objects.filter(ballot__study=study).count()
+    print(f"study: {study.items.count():,} items, {votes:,} votes, {study.status}")
     builders = {
         "votes": study_figures.votes_over_time,
         "rescaling (all ballots)": study_figures.rescaling,

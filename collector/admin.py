@@ -9,6 +9,7 @@ are never shown (a token is a voter's credential)."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 
 from collector.models import (
     Area,
@@ -138,12 +139,59 @@ class ComparisonAdmin(ReadOnlyAdmin):
     raw_id_fields = ["ballot", "item_left", "item_right", "leased_to"]
 
 
+class OwnStudyFilter(admin.SimpleListFilter):
+    """Filter by study, offering only the studies the user may see (superusers: all)."""
+
+    title = "study"
+    parameter_name = "study"
+    study_path = "study"  # from a row to its study, as OwnStudiesAdmin.study_path
+
+    def lookups(self, request, model_admin):
+        return [(s.pk, s.name) for s in visible_studies(request.user).only("id", "name")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        if not value.isdigit():
+            raise IncorrectLookupParameters(f"no study {value!r}")  # the admin says so
+        return queryset.filter(**{f"{self.study_path}_id": value})
+
+
+class VoteStudyFilter(OwnStudyFilter):
+    study_path = "ballot__study"
+
+
 @admin.register(Vote)
 class VoteAdmin(ReadOnlyAdmin):
     study_path = "ballot__study"
-    list_display = ["id", "ballot", "comparison", "voter", "choice", "response_ms", "created_at"]
-    list_filter = ["choice"]
+    list_display = [
+        "id", "study", "ballot_number", "left_pair", "right_pair", "choice", "voter",
+        "response_ms", "created_at",
+    ]  # fmt: skip
+    list_filter = [VoteStudyFilter, "choice"]
+    list_select_related = [
+        "ballot__study", "voter", "comparison__item_left__token_a",
+        "comparison__item_left__token_b", "comparison__item_right__token_a",
+        "comparison__item_right__token_b",
+    ]  # fmt: skip
     raw_id_fields = ["ballot", "comparison", "voter"]
+
+    @admin.display(ordering="ballot__study__name")
+    def study(self, vote: Vote) -> str:
+        return vote.ballot.study.name
+
+    @admin.display(description="ballot", ordering="ballot__number")
+    def ballot_number(self, vote: Vote) -> int:
+        return vote.ballot.number
+
+    @admin.display(description="left item")
+    def left_pair(self, vote: Vote) -> str:
+        return str(vote.comparison.item_left)  # "token_a – token_b"
+
+    @admin.display(description="right item")
+    def right_pair(self, vote: Vote) -> str:
+        return str(vote.comparison.item_right)
 
 
 @admin.register(Evaluation)

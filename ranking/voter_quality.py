@@ -122,9 +122,7 @@ def voter_quality(
         else np.asarray(response_ms, dtype=np.float64)
     )
     trusted = (
-        np.ones(scores.size, dtype=bool)
-        if consensus is None
-        else np.asarray(consensus, dtype=bool)
+        np.ones(scores.size, dtype=bool) if consensus is None else np.asarray(consensus, dtype=bool)
     )
     if trusted.shape != scores.shape:
         raise ValueError("consensus must have one entry per vote")

@@ -42,6 +42,8 @@ def make_study(
     open_first: bool = True,
     ballot_status: str | None = None,
     status: str | None = None,
+    paused: bool = False,
+    archived: bool = False,
     **params: Any,
 ) -> Study:
     """A study built by ``creating.create_study`` (defaults: 8 tokens, 28 items, n_b=3, M=4).
@@ -81,6 +83,10 @@ def make_study(
         Ballot.objects.filter(pk=first.pk).update(status=ballot_status)
     if status is not None:
         Study.objects.filter(pk=study.pk).update(status=status)
+    if paused:
+        lifecycle.pause_study(study.pk)
+    if archived:
+        lifecycle.archive_study(study.pk)
     study.refresh_from_db()
     return study
 

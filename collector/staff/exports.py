@@ -222,18 +222,24 @@ def votes_csv(study: Study) -> Iterator[str]:
     return csv_lines(VOTES_HEADER, (vote_row_values(r) for r in votes_rows(study)))
 
 
-def progress(study: Study) -> list[dict[str, Any]]:
-    """Each ballot with its comparisons answered / total (void ones excluded) and voters."""
+def progress_counts() -> dict[str, Any]:
+    """A ballot's progress as annotations of Ballot rows: ``total`` comparisons (void ones
+    excluded), ``answered`` and ``voided``."""
     from django.db.models import Count, Q
 
-    ballots = (
-        Ballot.objects.filter(study=study)
-        .annotate(
-            total=Count("comparisons", filter=~Q(comparisons__status="void")),
-            answered=Count("comparisons", filter=Q(comparisons__status="answered")),
-            voided=Count("comparisons", filter=Q(comparisons__status="void")),
-        )
-        .order_by("number")
+    return {
+        "total": Count("comparisons", filter=~Q(comparisons__status="void")),
+        "answered": Count("comparisons", filter=Q(comparisons__status="answered")),
+        "voided": Count("comparisons", filter=Q(comparisons__status="void")),
+    }
+
+
+def progress(study: Study) -> list[dict[str, Any]]:
+    """Each ballot with its comparisons answered / total (void ones excluded) and voters."""
+    from django.db.models import Count
+
+    ballots: list[Any] = list(
+        Ballot.objects.filter(study=study).annotate(**progress_counts()).order_by("number")
     )
     voters = dict(
         Vote.objects.filter(ballot__study=study)

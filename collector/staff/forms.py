@@ -1,29 +1,55 @@
-"""The staff's study form: parses the token or item list and checks the parameters.
+"""The staff's forms: the new-study form and the model evaluation form.
 
-A valid form carries ``areas`` (parsed input) and ``preview`` (the plan with its warnings), so
-the view can show the plan before anything is created.
+The new-study form parses the token or item list and checks the parameters, and reports every
+problem in one round trip: a bad list does not hide a bad parameter. A valid form carries
+``areas`` (parsed input) and ``preview`` (the plan with its warnings), so the view can show the
+plan before anything is created. Its texts and codes are :class:`StudyTextsFields`, shared with
+the edit form.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
+from django.http import QueryDict
 
 from collector.evaluation import submitting
-from collector.models import DEFAULT_QUESTION, Evaluation, Study
+from collector.models import Evaluation, Study
+from collector.staff.study_forms import TEXT_FIELDSETS, StudyTextsFields
 from collector.studies import creating, importing, lifecycle
 
+MAX_PER_VOTER_CAP = 1_000_000
+MAX_LEASE_SECONDS = 24 * 3600
 
-class StudyForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    question = forms.CharField(max_length=300, initial=DEFAULT_QUESTION)
-    instructions = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
-        required=False,
-        help_text="Shown to voters before they start; leave blank for the default text.",
-    )
+N_B_HELP = (
+    "How many rounds of voting. After each ballot only the best items go on to the next, so "
+    "the votes gather on the top of the ranking. The paper's guidance: at least 2 (1 is the "
+    "uniform design) and at most about 10, since each ballot is a pause while the next is made."
+)
+ALPHA_HELP = (
+    "The share of items kept after each ballot. Smaller focuses the votes on the top sooner, "
+    "at a higher risk of dropping a good item early. The paper's guidance: alpha below about "
+    "0.1^(1/(n_b-1)), so that at most a tenth of the items reach the last ballot (n_b = 7: "
+    "alpha up to about 0.68), and above about (2/N_items)^(1/(n_b-1)), so that the last ballot "
+    "still holds a few items."
+)
+M_HELP = (
+    "How many comparisons each item takes part in, in each ballot. Items that reach the last "
+    "ballot have been compared M_top = n_b * M times: the paper's guidance is M_top of about "
+    "100 or more for a precise top (n_b = 7: M of 15 or more). The number of comparisons, and "
+    "so the cost, grows in proportion to M; the plan shows both."
+)
+CAP_HELP = (
+    "The most comparisons one voter may answer in one ballot. Lower spreads each ballot over "
+    "more people, so no one voter's taste weighs much on an item; higher needs fewer voters. A "
+    "ballot needs at least its comparisons divided by the cap voters (the plan lists each "
+    "ballot's comparisons); a platform's submission should ask for about the cap."
+)
+
+
+class StudyForm(StudyTextsFields):
     tokens_text = forms.CharField(
         label="Tokens (area,token per line)",
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
@@ -44,31 +70,62 @@ class StudyForm(forms.Form):
         required=False,
         help_text="Optional seeded random sample of each area's items.",
     )
-    n_ballots = forms.IntegerField(label="Ballots (n_b)", initial=7)
-    alpha = forms.FloatField(label="Kept fraction (alpha)", initial=0.5)
-    m = forms.IntegerField(label="Comparisons per item (M)", initial=20)
+    n_ballots = forms.IntegerField(label="Ballots (n_b)", initial=7, help_text=N_B_HELP)
+    alpha = forms.FloatField(label="Kept fraction (alpha)", initial=0.5, help_text=ALPHA_HELP)
+    m = forms.IntegerField(label="Comparisons per item (M)", initial=20, help_text=M_HELP)
     design = forms.ChoiceField(choices=Study.Design.choices, initial=Study.Design.ADAPTIVE)
     estimator = forms.ChoiceField(
         choices=Study.Estimator.choices, initial=Study.Estimator.RESCALED_BORDA
     )
-    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**62)
+    seed = forms.IntegerField(
+        initial=0,
+        min_value=0,
+        max_value=2**62,
+        help_text="The same seed and list give the same ballots: a study can be rerun exactly.",
+    )
     allow_ties = forms.BooleanField(label="Allow “can't decide”", initial=True, required=False)
-    per_voter_cap = forms.IntegerField(label="Per-voter cap per ballot", initial=100, min_value=1)
-    lease_seconds = forms.IntegerField(label="Lease (seconds)", initial=300, min_value=10)
+    per_voter_cap = forms.IntegerField(
+        label="Per-voter cap per ballot",
+        initial=100,
+        min_value=1,
+        max_value=MAX_PER_VOTER_CAP,
+        help_text=CAP_HELP,
+    )
+    lease_seconds = forms.IntegerField(
+        label="Lease (seconds)",
+        initial=300,
+        min_value=10,
+        max_value=MAX_LEASE_SECONDS,
+        help_text="How long a comparison handed to a voter stays theirs before it goes back to "
+        "the pool.",
+    )
     auto_open = forms.BooleanField(
         label="Open each next ballot at once", initial=False, required=False
     )
-    completion_code = forms.CharField(
-        max_length=32, required=False, help_text="Blank: a random code."
-    )
-    redirect_url = forms.URLField(
-        required=False, assume_scheme="https", help_text="e.g. the Prolific completion link."
-    )
-    licence = forms.CharField(
-        max_length=200,
-        required=False,
-        help_text="The published dataset's licence, e.g. CC BY 4.0 (printed in its card).",
-    )
+
+    fieldsets = (
+        TEXT_FIELDSETS[0],
+        (
+            "Tokens or items",
+            "Paste or upload a list (CSV or TSV, an optional header row), not both.",
+            ("tokens_text", "tokens_file", "items_text", "items_file", "max_items_per_area"),
+        ),
+        (
+            "Parameters",
+            "These shape the ballots and cannot be changed once the study is created; "
+            "Preview the plan to see what they give.",
+            ("n_ballots", "alpha", "m", "design", "estimator", "seed"),
+        ),
+        (
+            "Voting rules",
+            "Fixed once the study is created.",
+            ("per_voter_cap", "lease_seconds", "allow_ties", "auto_open"),
+        ),
+        TEXT_FIELDSETS[1],
+        (TEXT_FIELDSETS[2][0], TEXT_FIELDSETS[2][1] + " Blank codes are drawn at random.",
+         TEXT_FIELDSETS[2][2]),
+        *TEXT_FIELDSETS[3:],
+    )  # fmt: skip
 
     areas: list[importing.AreaSpec]
     preview: dict[str, Any]
@@ -91,47 +148,78 @@ class StudyForm(forms.Form):
         text = self.cleaned_data.get(f"{field}_text") or ""
         return text.encode("utf-8") if text.strip() else None
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if self.errors:
-            return data
-        limit = settings.MAX_UPLOAD_BYTES
+    def _list(self, field: str, parse) -> list[importing.AreaSpec] | None:
+        """Parse one list (tokens or items); its problems go to its text box, or its file field
+        when it came as a file. Returns None when it is absent or wrong."""
+        if self.has_error(f"{field}_text") or self.has_error(f"{field}_file"):
+            self._lists_failed = True
+            return None
+        target = f"{field}_file" if self.cleaned_data.get(f"{field}_file") else f"{field}_text"
         try:
-            tokens, items = self._source("tokens"), self._source("items")
-            areas = importing.parse_tokens(tokens, max_bytes=limit) if tokens else None
-            if items is not None:
-                areas = importing.parse_items(items, max_bytes=limit, tokens=areas)
-                data["items_text"] = items.decode("utf-8-sig")
-            if tokens is not None:
-                data["tokens_text"] = tokens.decode("utf-8-sig")
+            data = self._source(field)
+            if data is None:
+                return None
+            areas = parse(data)
         except importing.ImportFailed as exc:
-            raise forms.ValidationError(exc.errors) from None
-        if areas is None:
-            raise forms.ValidationError("Give a token list or an item list.")
+            self.add_error(target, exc.errors)
+            self._lists_failed = True
+            return None
+        self.kept_lists[f"{field}_text"] = data.decode("utf-8-sig")
+        return areas
+
+    def _areas(self) -> list[importing.AreaSpec] | None:
+        limit = settings.MAX_UPLOAD_BYTES
+        self.kept_lists: dict[str, str] = {}
+        self._lists_failed = False
+        tokens = self._list("tokens", lambda d: importing.parse_tokens(d, max_bytes=limit))
+        items = self._list(
+            "items", lambda d: importing.parse_items(d, max_bytes=limit, tokens=tokens)
+        )
+        if self._lists_failed:
+            return None
+        if items is None and tokens is None:
+            self.add_error("tokens_text", "Give a token list or an item list.")
+        return items if items is not None else tokens
+
+    def clean(self) -> dict[str, Any]:
+        # Every check runs, whatever else failed: the page lists all problems at once.
+        data = super().clean()
+        areas = self._areas()
+        parameters = {k: data.get(k) for k in ("n_ballots", "alpha", "m", "design")}
+        bad = creating.parameter_errors(**parameters)
+        for field, message in bad.items():
+            self.add_error(field, message)
+        if areas is None or bad or None in parameters.values() or self.has_error("seed"):
+            return data
         try:
             self.preview = creating.preview_study(
                 areas, data["n_ballots"], data["alpha"], data["m"], data["design"], data["seed"],
                 data.get("max_items_per_area"),
             )  # fmt: skip
         except lifecycle.LifecycleError as exc:
-            raise forms.ValidationError(str(exc)) from None
+            self.add_error(None, str(exc))
         self.areas = areas
         return data
+
+    def keep_lists(self) -> None:
+        """Show uploaded lists in their text boxes, so the next step needs no upload again."""
+        if getattr(self, "kept_lists", None):
+            data = cast(QueryDict, self.data).copy()
+            for name, text in self.kept_lists.items():
+                data[name] = text
+            self.data = data
 
     def study_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`creating.create_study` besides the areas."""
         d = self.cleaned_data
-        options = {
+        parameters = {
             k: d[k]
             for k in (
-                "name", "question", "instructions", "n_ballots", "alpha", "m", "design",
-                "estimator", "seed", "max_items_per_area", "allow_ties", "per_voter_cap",
-                "lease_seconds", "auto_open", "redirect_url", "licence",
+                "n_ballots", "alpha", "m", "design", "estimator", "seed", "max_items_per_area",
+                "allow_ties", "per_voter_cap", "lease_seconds", "auto_open",
             )
         }  # fmt: skip
-        if d.get("completion_code"):
-            options["completion_code"] = d["completion_code"]
-        return options
+        return {**parameters, **self.texts()}
 
 
 class EvaluationForm(forms.Form):

@@ -2,13 +2,21 @@
 
 from django.urls import path
 
-from collector.staff import api, api_watch, checks, evaluations, live, voters
+from collector.staff import api, api_watch, checks, evaluations, live, managing, study_list, voters
 from collector.staff import views as staff
 
 urlpatterns = [
-    path("staff/", staff.study_list, name="staff-studies"),
+    path("staff/", study_list.study_list, name="staff-studies"),
     path("staff/new/", staff.study_new, name="staff-study-new"),
     path("staff/<slug:slug>/", staff.study_detail, name="staff-study"),
+    # Managing a study (collector.staff.managing).
+    path("staff/<slug:slug>/edit/", managing.study_edit, name="staff-study-edit"),
+    path("staff/<slug:slug>/duplicate/", managing.study_duplicate, name="staff-study-duplicate"),
+    path("staff/<slug:slug>/pause/", managing.study_pause, name="staff-study-pause"),
+    path("staff/<slug:slug>/resume/", managing.study_resume, name="staff-study-resume"),
+    path("staff/<slug:slug>/archive/", managing.study_archive, name="staff-study-archive"),
+    path("staff/<slug:slug>/unarchive/", managing.study_unarchive, name="staff-study-unarchive"),
+    path("staff/<slug:slug>/delete/", managing.study_delete, name="staff-study-delete"),
     path(
         "staff/<slug:slug>/ballots/<int:number>/open/", staff.ballot_open, name="staff-ballot-open"
     ),

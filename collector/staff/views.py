@@ -1,4 +1,5 @@
-"""Staff pages: study list, study creation with a plan preview, study page, downloads.
+"""Staff pages: study creation with a plan preview, study page, ballots, downloads (the study
+list is :mod:`collector.staff.study_list`, managing a study :mod:`collector.staff.managing`).
 
 Thin views: every state change goes through :mod:`collector.studies.lifecycle`; who sees which
 study is :mod:`collector.staff.access`.
@@ -15,15 +16,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
 from collector.staff import dataset, exports, study_figures, study_page
-from collector.staff.access import download, get_study, staff_required, visible_studies
+from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import StudyForm
 from collector.studies import creating, lifecycle
-
-
-@staff_required
-def study_list(request: HttpRequest) -> HttpResponse:
-    studies = visible_studies(request.user).order_by("-created_at")
-    return render(request, "staff/study_list.html", {"studies": studies})
 
 
 @staff_required
@@ -32,7 +27,9 @@ def study_new(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "staff/study_form.html", {"form": StudyForm()})
     form = StudyForm(request.POST, request.FILES)
-    if not form.is_valid():
+    valid = form.is_valid()
+    form.keep_lists()  # an uploaded list stays in its text box for the next step
+    if not valid:
         return render(request, "staff/study_form.html", {"form": form}, status=400)
     if request.POST.get("action") == "create":
         try:
@@ -44,13 +41,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
             return render(request, "staff/study_form.html", {"form": form}, status=400)
         messages.success(request, f"Study “{study.name}” created; ballot 1 is ready to open.")
         return redirect("staff-study", slug=study.slug)
-    # Preview: show the plan, keep uploaded lists in the text boxes for the create step.
-    data = request.POST.copy()
-    data["tokens_text"] = form.cleaned_data.get("tokens_text", "")
-    data["items_text"] = form.cleaned_data.get("items_text", "")
-    shown = StudyForm(data)
-    shown.is_valid()
-    return render(request, "staff/study_form.html", {"form": shown, "preview": form.preview})
+    return render(request, "staff/study_form.html", {"form": form, "preview": form.preview})
 
 
 @staff_required

@@ -51,19 +51,28 @@ MAX_BALLOTS = 20
 MAX_M = 1000
 
 
+def parameter_errors(
+    n_ballots: int | None, alpha: float | None, m: int | None, design: str | None
+) -> dict[str, str]:
+    """What is wrong with each parameter on its own, by name (``n_ballots``, ``alpha``, ``m``,
+    ``design``); a ``None`` parameter (unknown yet) is not checked."""
+    errors = {}
+    if n_ballots is not None and not 1 <= n_ballots <= MAX_BALLOTS:
+        errors["n_ballots"] = f"n_b must be between 1 and {MAX_BALLOTS}, got {n_ballots}"
+    if alpha is not None and not 0.0 < alpha < 1.0:
+        errors["alpha"] = f"alpha must lie strictly between 0 and 1, got {alpha}"
+    if m is not None and not 1 <= m <= MAX_M:
+        errors["m"] = f"M must be between 1 and {MAX_M}, got {m}"
+    if design is not None and design not in Study.Design.values:
+        errors["design"] = f"design must be one of {', '.join(Study.Design.values)}, got {design!r}"
+    return errors
+
+
 def plan(
     n_items: int, n_ballots: int, alpha: float, m: int, design: str = Study.Design.ADAPTIVE
 ) -> ranking.StudyPlan:
     """Validate the parameters and return ``ranking.plan_study``'s plan (with warnings)."""
-    errors = []
-    if not 1 <= n_ballots <= MAX_BALLOTS:
-        errors.append(f"n_b must be between 1 and {MAX_BALLOTS}, got {n_ballots}")
-    if not 0.0 < alpha < 1.0:
-        errors.append(f"alpha must lie strictly between 0 and 1, got {alpha}")
-    if not 1 <= m <= MAX_M:
-        errors.append(f"M must be between 1 and {MAX_M}, got {m}")
-    if design not in Study.Design.values:
-        errors.append(f"design must be one of {', '.join(Study.Design.values)}, got {design!r}")
+    errors = list(parameter_errors(n_ballots, alpha, m, design).values())
     if n_items < 2:
         errors.append(f"a study needs at least two items, got {n_items}")
     if errors:
@@ -161,7 +170,7 @@ def create_study(
     """Create a study, its areas, tokens and items, and ballot 1 (pending) with its comparisons.
 
     ``options`` are other Study fields (question, instructions, allow_ties, per_voter_cap,
-    lease_seconds, auto_open, completion_code, redirect_url, licence). Raises
+    lease_seconds, auto_open, the codes, redirect_url, licence, contact, language, ...). Raises
     :class:`LifecycleError` on bad parameters; nothing is created then.
     """
     if estimator not in Study.Estimator.values:

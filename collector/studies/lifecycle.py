@@ -5,6 +5,11 @@ ballot's status. Transitions (docs/architecture.md)::
 
     pending --open_ballot--> open --(last vote | close_early)--> closing --close_ballot--> closed
 
+and the study's own switches, each independent of its ballots' states::
+
+    handing out --pause_study--> paused --resume_study--> handing out
+    listed --archive_study (pauses too)--> archived --unarchive_study (stays paused)--> listed
+
 Each transition is one guarded ``UPDATE ... WHERE status = <expected>`` or runs under the
 ballot's row lock, so a double click, a retried Celery task or two workers racing can never close
 a ballot twice or create two next ballots.
@@ -35,15 +40,21 @@ from collector.studies.creating import (
 )
 
 __all__ = [
+    "EDITABLE_TEXTS",
     "TAIL_LOCK_THRESHOLD",
     "LifecycleError",
+    "archive_study",
     "close_ballot",
     "close_early",
     "delete_study",
     "items_without_answer",
     "note_vote_recorded",
     "open_ballot",
+    "pause_study",
+    "resume_study",
     "sweep_ballots",
+    "unarchive_study",
+    "update_texts",
 ]
 
 log = logging.getLogger(__name__)
@@ -282,3 +293,94 @@ def delete_study(study_id: int) -> None:
         for model in (Vote, Comparison, ItemScore):
             model.objects.filter(ballot__in=ballots)._raw_delete(model.objects.db)
         Study.objects.filter(id=study_id).delete()
+
+
+# --- the study's texts and switches ---------------------------------------------------------
+
+# What staff may change while a study runs: what voters read, where they go, the codes they get.
+# Everything that shapes the ballots (items, n_b, alpha, M, design, estimator, seed, and the
+# voting rules per_voter_cap, lease_seconds, allow_ties, auto_open) is fixed at creation.
+EDITABLE_TEXTS = (
+    "name", "question", "instructions", "contact", "language", "browser_language",
+    "completion_code", "no_consent_code", "partial_code", "excluded_code",
+    "redirect_url", "auto_redirect", "stranded_minutes", "licence",
+)  # fmt: skip
+
+
+def update_texts(study_id: int, **texts: object) -> None:
+    """Change the study's texts (:data:`EDITABLE_TEXTS` only), all in one UPDATE.
+
+    Only the given columns are written, so a ballot closing meanwhile (which writes the study's
+    status) is never undone by an edit made from an older copy of the row.
+    """
+    unknown = set(texts) - set(EDITABLE_TEXTS)
+    if unknown:
+        raise ValueError(f"not editable once a study is created: {', '.join(sorted(unknown))}")
+    if texts and not Study.objects.filter(id=study_id).update(**texts):
+        raise LifecycleError("this study no longer exists")
+
+
+def _refused(study_id: int) -> Study:
+    study = Study.objects.filter(id=study_id).first()
+    if study is None:
+        raise LifecycleError("this study no longer exists")
+    return study
+
+
+def pause_study(study_id: int) -> bool:
+    """Stop handing out comparisons (votes on ones already handed out still count).
+
+    Returns False when the study was paused already (a double click changes nothing).
+    """
+    if (
+        Study.objects.filter(id=study_id, paused_at__isnull=True)
+        .exclude(status=Study.Status.FINISHED)
+        .update(paused_at=timezone.now())
+    ):
+        return True
+    if _refused(study_id).status == Study.Status.FINISHED:
+        raise LifecycleError(
+            "the study is finished: it hands out nothing, there is nothing to pause"
+        )
+    return False
+
+
+def resume_study(study_id: int) -> bool:
+    """Hand out comparisons again. An archived study stays paused: unarchive it first.
+
+    Returns False when the study was not paused.
+    """
+    if Study.objects.filter(id=study_id, paused_at__isnull=False, archived_at__isnull=True).update(
+        paused_at=None
+    ):
+        return True
+    if _refused(study_id).archived_at is not None:
+        raise LifecycleError("the study is archived: unarchive it before resuming it")
+    return False
+
+
+def archive_study(study_id: int) -> bool:
+    """Hide the study from the study list and pause it (an archived study hands out nothing).
+
+    Returns False when it was archived already.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        if not Study.objects.filter(id=study_id, archived_at__isnull=True).update(archived_at=now):
+            _refused(study_id)
+            return False
+        Study.objects.filter(id=study_id, paused_at__isnull=True).exclude(
+            status=Study.Status.FINISHED
+        ).update(paused_at=now)
+    return True
+
+
+def unarchive_study(study_id: int) -> bool:
+    """List the study again. It stays paused until staff resume it.
+
+    Returns False when it was not archived.
+    """
+    if Study.objects.filter(id=study_id, archived_at__isnull=False).update(archived_at=None):
+        return True
+    _refused(study_id)
+    return False

@@ -48,3 +48,48 @@ def test_the_admin_never_shows_a_voters_token(client):
     for url in ("/admin/collector/voter/", f"/admin/collector/voter/{voter.pk}/change/"):
         page = client.get(url)
         assert page.status_code == 200 and voter.token not in page.content.decode()
+
+
+def test_the_votes_list_shows_both_items_tokens_and_filters_by_the_users_own_studies(
+    client, monkeypatch
+):
+    from collector import jobs
+    from collector.models import Vote
+    from tests.collector.helpers import simulate
+
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    mine, theirs = staff_with_view_permissions("mine"), staff_with_view_permissions("theirs")
+    own = make_study(created_by=mine, slug="own-study", name="Own study")
+    other = make_study(created_by=theirs, slug="other-study", name="Other study")
+    second = make_study(created_by=mine, slug="second-study", name="Second study")
+    for study in (own, other, second):
+        simulate(study, limit=3)
+    client.force_login(mine)
+    page = client.get("/admin/collector/vote/").content.decode()
+    vote = Vote.objects.filter(ballot__study=own).select_related("comparison__item_left").first()
+    left = vote.comparison.item_left
+    assert f"{left.token_a.text} – {left.token_b.text}" in page
+    assert "Left item" in page and "Right item" in page
+    assert f"?study={own.pk}" in page and f"?study={second.pk}" in page  # the filter's choices
+    assert f"?study={other.pk}" not in page and "Other study" not in page
+    assert vote.voter.token not in page
+    mine_only = client.get(f"/admin/collector/vote/?study={own.pk}").content.decode()
+    rows = mine_only.split("<tbody>")[1].split("</tbody>")[0]
+    assert rows.count("<tr") == 3 and "Own study" in rows and "Second study" not in rows
+    theirs_page = client.get(f"/admin/collector/vote/?study={other.pk}").content.decode()
+    assert "0 votes" in theirs_page
+    assert client.get("/admin/collector/vote/?study=nonsense").status_code in (200, 302)
+
+
+def test_a_superuser_filters_votes_by_any_study(client, monkeypatch):
+    from collector import jobs
+    from tests.collector.helpers import simulate
+
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    root = get_user_model().objects.create_superuser("root", password="x" * 16)
+    a, b = make_study(name="Study A"), make_study(name="Study B")
+    simulate(a, limit=2)
+    client.force_login(root)
+    page = client.get("/admin/collector/vote/").content.decode()
+    assert f"?study={a.pk}" in page and f"?study={b.pk}" in page
+    assert "2 votes" in client.get(f"/admin/collector/vote/?study={a.pk}").content.decode()

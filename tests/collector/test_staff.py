@@ -4,6 +4,7 @@ bad input 400, with the database checked after each."""
 from __future__ import annotations
 
 import base64
+import html
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -56,6 +57,8 @@ FORM = {
     "allow_ties": "on",
     "per_voter_cap": 100,
     "lease_seconds": 300,
+    "language": "en",
+    "stranded_minutes": 10,
 }
 
 
@@ -283,3 +286,98 @@ def test_a_token_list_given_both_as_text_and_as_a_file_is_refused(client, owner)
     assert response.status_code == 400
     assert "as text or as a file, not both" in response.content.decode()
     assert not Study.objects.exists()
+
+
+def error_summary(page: str) -> str:
+    return " ".join(page.split('id="error-summary"')[1].split("</div>")[0].split())
+
+
+def test_the_form_lists_every_problem_at_the_top_with_links_to_the_fields(client, owner):
+    bad = {**FORM, "name": "", "alpha": "1.2", "m": "many", "per_voter_cap": "0",
+           "tokens_text": "area,token\nSales,a\nSales,A\n",
+           "completion_code": "two words"}  # fmt: skip
+    response = client.post("/staff/new/", {**bad, "action": "preview"})
+    assert response.status_code == 400
+    summary = error_summary(response.content.decode())
+    assert "The study was not created: 7 things to fix" in summary
+    for field, message in [
+        ("name", "This field is required."),
+        ("alpha", "alpha must lie strictly between 0 and 1, got 1.2"),
+        ("m", "Enter a whole number."),
+        ("per_voter_cap", "greater than or equal to 1"),
+        ("tokens_text", "line 3: duplicate token"),
+        ("completion_code", "Letters, digits, - and _ only"),
+    ]:
+        assert f'<a href="#id_{field}">' in summary and message in summary, field
+    assert not Study.objects.exists()
+
+
+def test_a_bad_list_and_bad_parameters_are_reported_in_the_same_round_trip(client, owner):
+    bad = {**FORM, "tokens_text": "area,token\nSales,a,b\n", "n_ballots": "30", "m": "0"}
+    page = client.post("/staff/new/", {**bad, "action": "create"}).content.decode()
+    summary = error_summary(page)
+    assert "line 2: expected 2 columns" in summary
+    assert "n_b must be between 1 and 20, got 30" in summary
+    assert "M must be between 1 and 1000, got 0" in summary
+    assert not Study.objects.exists()
+
+
+def test_a_plan_that_cannot_run_is_reported_with_the_other_problems(client, owner):
+    two_items = "area,token\nSales,a\nSales,b\nLegal,c\nLegal,d\n"
+    page = client.post(
+        "/staff/new/", {**FORM, "tokens_text": two_items, "name": "", "action": "preview"}
+    ).content.decode()
+    summary = error_summary(page)
+    assert "This field is required." in summary
+    assert "every ballot needs at least two items: raise alpha or use fewer ballots" in summary
+
+
+def test_the_form_explains_n_b_alpha_m_and_the_cap_in_plain_words(client, owner):
+    page = html.unescape(" ".join(client.get("/staff/new/").content.decode().split()))
+    assert "M_top = n_b * M times: the paper's guidance is M_top of about 100 or more" in page
+    assert "alpha below about 0.1^(1/(n_b-1))" in page
+    assert "at least 2 (1 is the uniform design) and at most about 10" in page
+    assert "its comparisons divided by the cap voters" in page
+    for legend in ("Tokens or items", "Parameters", "Voting rules", "The voter pages",
+                   "Codes and the way back to the platform"):  # fmt: skip
+        assert f"<legend>{legend}</legend>" in page, legend
+
+
+def test_the_form_stores_the_voter_page_texts_and_codes(client, owner):
+    texts = {"contact": "Ethics 2024/17", "language": "fr", "browser_language": "on",
+             "completion_code": "C-1", "no_consent_code": "N-2", "excluded_code": "E-4",
+             "stranded_minutes": 0, "auto_redirect": "on",
+             "redirect_url": "https://example.org/back"}  # fmt: skip
+    response = client.post("/staff/new/", {**FORM, **texts, "action": "create"})
+    assert response.status_code == 302
+    study = Study.objects.get()
+    assert (study.contact, study.language, study.browser_language) == ("Ethics 2024/17", "fr", True)
+    assert (study.completion_code, study.no_consent_code, study.excluded_code) == (
+        "C-1", "N-2", "E-4",
+    )  # fmt: skip
+    assert study.partial_code not in ("", "C-1", "N-2", "E-4")  # blank: drawn at random
+    assert study.stranded_minutes == 0 and study.auto_redirect
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"completion_code": "SAME", "excluded_code": "SAME"}, "each way out needs its own code"),
+        ({"per_voter_cap": 10**12}, "less than or equal to 1000000"),
+        ({"lease_seconds": 10**12}, "less than or equal to 86400"),
+        ({"stranded_minutes": 10**12}, "less than or equal to 10080"),
+        ({"language": "klingon"}, "Select a valid choice."),
+    ],
+)
+def test_values_the_study_cannot_hold_are_refused_with_400(client, owner, changes, message):
+    response = client.post("/staff/new/", {**FORM, **changes, "action": "create"})
+    assert response.status_code == 400 and message in response.content.decode()
+    assert not Study.objects.exists()
+
+
+def test_an_uploaded_list_stays_in_its_text_box_when_another_field_fails(client, owner):
+    upload = SimpleUploadedFile("tokens.csv", TOKENS_8.encode())
+    data = {**FORM, "tokens_text": "", "tokens_file": upload, "name": "", "action": "preview"}
+    response = client.post("/staff/new/", data)
+    assert response.status_code == 400
+    assert "term 07" in response.context["form"]["tokens_text"].value()

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Max
+from django.utils import timezone
 
 import ranking
 from collector.management.commands._common import get_study, wait_until_closed
-from collector.models import Ballot, Voter
+from collector.models import Ballot, Comparison, Study, Voter
 from collector.voting import store
 
 CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
@@ -39,6 +41,10 @@ class Command(BaseCommand):
             raise CommandError(f"study {slug} has no open ballot")
         if voters < 1:
             raise CommandError(f"--voters must be at least 1, got {voters}")
+        if study.paused_at is not None:
+            raise CommandError(
+                f"study {slug} is paused: nothing is handed out until it is resumed on its page"
+            )
         n_items = study.items.count()
         z = similarities(dist, n_items)
         # Seeded by --seed alone: the same voters (same opinions) come back for every ballot.
@@ -72,13 +78,38 @@ class Command(BaseCommand):
         ballot.refresh_from_db(fields=["status"])
         self.stdout.write(f"{cast} votes cast on ballot {ballot.number}; it is {ballot.status}")
         if ballot.status == Ballot.Status.OPEN and limit is None:
-            raise CommandError(
-                f"the {voters} simulated voters could not answer every comparison "
-                f"(per-voter cap {study.per_voter_cap}); use more --voters"
-            )
+            raise CommandError(unanswered(study, ballot, [p.pk for p in people]))
         if wait and ballot.status != Ballot.Status.OPEN:
             wait_until_closed(ballot.pk, wait)
             self.stdout.write(f"ballot {ballot.number} closed")
+
+
+def unanswered(study: Study, ballot: Ballot, simulated: list[int]) -> str:
+    """Why the simulated voters left comparisons of the open ballot unanswered: leased to other
+    voters (they come back when the leases expire), or beyond these voters (the per-voter cap,
+    and no voter answers the same pair twice)."""
+    left = Comparison.objects.filter(ballot=ballot, status=Comparison.Status.OPEN)
+    held = left.filter(lease_expires_at__gt=timezone.now(), leased_to__isnull=False).exclude(
+        leased_to__in=simulated
+    )
+    n_left, n_held = left.count(), held.count()
+    reasons = []
+    if n_held:
+        until = held.aggregate(until=Max("lease_expires_at"))["until"]
+        reasons.append(
+            f"{n_held} are leased to other voters until {timezone.localtime(until):%H:%M:%S} at "
+            f"the latest and come back to the pool as their leases ({study.lease_seconds} s) "
+            "expire: wait for them and run again"
+            + (", more --voters would not help" if n_held == n_left else "")
+        )
+    if n_left > n_held:
+        reasons.append(
+            f"{n_left - n_held} are beyond the {len(simulated)} simulated voters (per-voter cap "
+            f"{study.per_voter_cap}, and no voter answers the same pair twice): use more --voters"
+        )
+    return f"{n_left} comparisons of ballot {ballot.number} are left unanswered: " + "; ".join(
+        reasons
+    )
 
 
 def similarities(dist: str, n_items: int) -> np.ndarray:

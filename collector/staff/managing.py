@@ -1,0 +1,138 @@
+"""Staff pages that manage a study: edit its texts, duplicate it, pause and resume it, archive
+and unarchive it, delete it (after its slug is typed).
+
+Thin views: each state change is one function of :mod:`collector.studies.lifecycle` (a guarded
+UPDATE, so a double click changes nothing twice) or :mod:`collector.studies.copying`; changes are
+POST only, and their outcome is flashed on the page they lead to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from collector.models import Study, Vote
+from collector.staff.access import get_study, staff_required
+from collector.staff.study_forms import DeleteStudyForm, StudyEditForm
+from collector.studies import copying, lifecycle
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study(request, slug)
+    if request.method != "POST":
+        return _edit_page(request, study, StudyEditForm.of(study))
+    form = StudyEditForm(request.POST)
+    if not form.is_valid():
+        return _edit_page(request, study, form, status=400)
+    try:
+        lifecycle.update_texts(study.pk, **form.texts())
+    except lifecycle.LifecycleError as exc:
+        form.add_error(None, str(exc))
+        return _edit_page(request, study, form, status=400)
+    messages.success(request, "The study's texts are saved; voters see them from their next page.")
+    return redirect("staff-study", slug=slug)
+
+
+def _edit_page(request: HttpRequest, study: Study, form: StudyEditForm, status: int = 200):
+    return render(request, "staff/study_edit.html", {"study": study, "form": form}, status=status)
+
+
+@staff_required
+@require_POST
+def study_duplicate(request: HttpRequest, slug: str) -> HttpResponse:
+    source = get_study(request, slug)
+    try:
+        copy = copying.duplicate_study(source, created_by=request.user)
+    except lifecycle.LifecycleError as exc:
+        messages.error(request, f"The study was not copied: {exc}")
+        return redirect("staff-study", slug=slug)
+    messages.success(
+        request,
+        f"Copied “{source.name}” with its items, parameters and texts; ballot 1 is ready to "
+        "open. The copy has new codes: set them on your platform (or edit them here), and check "
+        "the redirect URL.",
+    )
+    return redirect("staff-study", slug=copy.slug)
+
+
+def _switch(
+    request: HttpRequest, slug: str, act: Callable[[int], bool], done: str, already: str
+) -> HttpResponse:
+    """Run a lifecycle switch on the study; flash what happened, or why it was refused."""
+    study = get_study(request, slug)
+    try:
+        messages.success(request, done if act(study.pk) else already)
+    except lifecycle.LifecycleError as exc:
+        messages.error(request, f"Refused: {exc}.")
+    return redirect("staff-study", slug=slug)
+
+
+@staff_required
+@require_POST
+def study_pause(request: HttpRequest, slug: str) -> HttpResponse:
+    return _switch(
+        request, slug, lifecycle.pause_study,
+        "Paused: no comparison is handed out until you resume (answers to those already "
+        "handed out still count).",
+        "The study was paused already.",
+    )  # fmt: skip
+
+
+@staff_required
+@require_POST
+def study_resume(request: HttpRequest, slug: str) -> HttpResponse:
+    return _switch(
+        request, slug, lifecycle.resume_study,
+        "Resumed: comparisons are handed out again.",
+        "The study was not paused.",
+    )  # fmt: skip
+
+
+@staff_required
+@require_POST
+def study_archive(request: HttpRequest, slug: str) -> HttpResponse:
+    return _switch(
+        request, slug, lifecycle.archive_study,
+        "Archived: the study is paused and left off the study list (see Archived studies).",
+        "The study was archived already.",
+    )  # fmt: skip
+
+
+@staff_required
+@require_POST
+def study_unarchive(request: HttpRequest, slug: str) -> HttpResponse:
+    return _switch(
+        request, slug, lifecycle.unarchive_study,
+        "Unarchived: the study is on the study list again; it stays paused until you resume it.",
+        "The study was not archived.",
+    )  # fmt: skip
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def study_delete(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study(request, slug)
+    form = DeleteStudyForm(study, request.POST if request.method == "POST" else None)
+    if request.method != "POST" or not form.is_valid():
+        context = {"study": study, "form": form, "counts": _contents(study)}
+        status = 400 if form.is_bound else 200
+        return render(request, "staff/study_delete.html", context, status=status)
+    lifecycle.delete_study(study.pk)
+    messages.success(request, f"Study “{study.name}” ({study.slug}) and all its data are deleted.")
+    return redirect("staff-studies")
+
+
+def _contents(study: Study) -> dict[str, int]:
+    """What a deletion takes with it, counted for its confirmation page."""
+    return {
+        "items": study.items.count(),
+        "ballots": study.ballots.count(),
+        "voters": study.voters.count(),
+        "votes": Vote.objects.filter(ballot__study=study).count(),
+    }

@@ -1,0 +1,52 @@
+"""manage.py simulate_votes says why comparisons are left: leased to other voters (wait), or
+beyond its voters (more --voters), or a paused study (resume it)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError
+
+from collector import jobs
+from collector.models import Comparison, Voter
+from collector.voting import store
+from tests.collector.helpers import simulate
+from tests.factories import make_study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_close_job(monkeypatch):
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+
+
+def test_comparisons_leased_to_others_are_reported_as_a_wait_not_a_need_for_voters():
+    study = make_study(n_tokens=5, lease_seconds=600)  # 10 items, 20 comparisons
+    outsiders = [Voter.objects.create(study=study) for _ in range(2)]
+    for voter in outsiders:
+        assert store.next_comparison(voter) is not None
+    with pytest.raises(CommandError) as refused:
+        simulate(study)
+    message = str(refused.value)
+    assert "2 comparisons of ballot 1 are left unanswered: 2 are leased to other voters" in message
+    assert "(600 s) expire: wait for them and run again, more --voters would not help" in message
+    assert "use more --voters" not in message
+    assert Comparison.objects.filter(ballot__study=study, status="open").count() == 2
+
+
+def test_comparisons_beyond_the_voters_ask_for_more_voters_besides_the_leased_ones():
+    study = make_study(n_tokens=8, cap=3)  # 56 comparisons, 8 voters answer 24 at most
+    assert store.next_comparison(Voter.objects.create(study=study)) is not None
+    with pytest.raises(CommandError) as refused:
+        simulate(study)
+    message = str(refused.value)
+    assert "1 are leased to other voters" in message and "would not help" not in message
+    assert "beyond the 8 simulated voters (per-voter cap 3" in message
+    assert "use more --voters" in message
+
+
+def test_a_paused_study_is_refused_before_any_vote():
+    study = make_study(paused=True)
+    with pytest.raises(CommandError, match="is paused"):
+        simulate(study)
+    assert not Voter.objects.filter(study=study).exists()
