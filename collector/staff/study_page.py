@@ -33,7 +33,7 @@ def render_study_page(
     context: dict[str, Any] = {
         "study": study,
         "progress": progress,
-        "plan": creating.describe_plan(study),
+        "plan": "\n".join(creating.describe_plan(study)),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
     }
     if study.status == Study.Status.RUNNING:
