@@ -165,7 +165,7 @@ def _check_inputs(
     pair_ids, scores = check_comparisons(n_items, pairs, first_score)
     who = np.asarray(voter)
     if who.shape != scores.shape:
-        raise ValueError(f"voter must have one id per vote, shape ({scores.size},), not {who.shape}")
+        raise ValueError(f"voter must have shape ({scores.size},), got {who.shape}")
     if who.size and not np.issubdtype(who.dtype, np.integer):
         raise ValueError(f"voter must hold integer voter ids, got dtype {who.dtype}")
     who = who.astype(np.int64)
@@ -260,9 +260,7 @@ def _polish(
     low = np.concatenate([np.full(n_v, np.log(SIGMA_GRID[0])), np.full(n_v, low_e)])
     high = np.concatenate([np.full(n_v, np.log(SIGMA_GRID[-1])), np.full(n_v, high_e)])
     bounds = list(zip((low - origin) * scale, (high - origin) * scale, strict=True))
-    result = minimize(
-        objective, np.zeros(2 * n_v), jac=True, method="L-BFGS-B", bounds=bounds
-    )
+    result = minimize(objective, np.zeros(2 * n_v), jac=True, method="L-BFGS-B", bounds=bounds)
     theta = origin + result.x / scale
     sigma = np.exp(theta[:n_v])
     eps = 1.0 / (1.0 + np.exp(-theta[n_v:]))
