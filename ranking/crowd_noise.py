@@ -356,11 +356,17 @@ def _fit_once(rows: _Votes, a: FloatArray, polish: bool = True) -> tuple:
     return (sigma, eps, log_likelihood, *_fit_ranges(table, sigma, eps))
 
 
-def _corrected(
-    fitted: tuple[float, float], shift: FloatArray, low: float, high: float
-) -> tuple[float, float]:
-    start = float(np.clip(fitted[0] - shift[0], low, high))
-    return start, float(np.clip(fitted[1] - shift[1], start, high))
+def _pair(values: FloatArray) -> tuple[float, float]:
+    return float(values[0]), float(values[1])
+
+
+def _clipped(ranges: FloatArray) -> FloatArray:
+    """``[sigma_low, sigma_high, eps_low, eps_high]`` kept inside the grid, low <= high."""
+    s_low = float(np.clip(ranges[0], SIGMA_GRID[0], SIGMA_GRID[-1]))
+    e_low = float(np.clip(ranges[2], EPS_BOUNDS[0], EPS_BOUNDS[1]))
+    s_high = float(np.clip(ranges[1], s_low, SIGMA_GRID[-1]))
+    e_high = float(np.clip(ranges[3], e_low, EPS_BOUNDS[1]))
+    return np.array([s_low, s_high, e_low, e_high])
 
 
 def _stretch(
@@ -451,22 +457,20 @@ def fit_crowd(
     fitted = _fit_once(_rows(pair_ids, scores, index, voters.size), a)
     sigma, eps, log_likelihood, sigma_range, eps_range, sigma_post, eps_post, crowd_ll = fitted
     if replicas:
-        shifts = []
+        # One step of a parametric-bootstrap bias correction: vote again with the fitted
+        # crowd, fit that, and move the ranges back by the mean shift (docs/science.md).
+        observed = np.array([*sigma_range, *eps_range])
+        crowd = CrowdModel(sigma_range=sigma_range, eps_range=eps_range)
+        refits = []
         for _ in range(replicas):
-            crowd = SimulatedCrowd(
-                a, voters.size, gen, voters=CrowdModel(sigma_range=sigma_range, eps_range=eps_range)
-            )
-            simulated = crowd.answer(pair_ids, index)
-            if ties == "drop":
-                simulated = np.where(simulated == 0.5, scores, simulated)
+            simulated = SimulatedCrowd(a, voters.size, gen, voters=crowd).answer(pair_ids, index)
             again = _rank_relatedness(bradley_terry(n, pair_ids, simulated), profile)
             refit = _fit_once(_rows(pair_ids, simulated, index, voters.size), again, False)
-            shifts.append([*refit[3], *refit[4]])
-        shift = np.mean(shifts, axis=0) - np.array([*sigma_range, *eps_range])
-        sigma_post = _stretch(sigma_post, sigma_range, sigma_range - shift[:2], SIGMA_GRID[0])
-        eps_post = _stretch(eps_post, eps_range, eps_range - shift[2:], EPS_BOUNDS[0])
-        sigma_range = _corrected(sigma_range, shift[:2], SIGMA_GRID[0], SIGMA_GRID[-1])
-        eps_range = _corrected(eps_range, shift[2:], EPS_BOUNDS[0], EPS_BOUNDS[1])
+            refits.append([*refit[3], *refit[4]])
+        current = _clipped(2.0 * observed - np.mean(refits, axis=0))
+        sigma_post = _stretch(sigma_post, sigma_range, current[:2], SIGMA_GRID[0])
+        eps_post = _stretch(eps_post, eps_range, current[2:], EPS_BOUNDS[0])
+        sigma_range, eps_range = _pair(current[:2]), _pair(current[2:])
     names = () if voter_names is None else tuple(str(voter_names[v]) for v in voters.tolist())
     return CrowdFit(
         voters=voters.astype(np.int64),
