@@ -67,6 +67,11 @@ def reference_relatedness(reference: str | npt.ArrayLike, n_items: int) -> Float
     Returns
     -------
     numpy.ndarray of float64, shape (n_items,)
+
+    Examples
+    --------
+    >>> reference_relatedness([0.2, -0.9, 0.5], 3).tolist()
+    [0.9, 0.5, 0.2]
     """
     n = check_int(n_items, "n_items", minimum=2)
     if isinstance(reference, str):
@@ -127,6 +132,15 @@ class CrowdModel:
     log_likelihood : float or None
     source : str
         Where the crowd was fitted (free text).
+
+    Examples
+    --------
+    >>> crowd = CrowdModel(sigma_range=(0.1, 0.3), eps_range=(0.0, 0.1))
+    >>> sigma, eps = crowd.draw_voters(5, np.random.default_rng(0))
+    >>> bool(np.all((0.1 <= sigma) & (sigma <= 0.3)))
+    True
+    >>> CrowdModel.from_json(crowd.to_json()).sigma_range
+    (0.1, 0.3)
     """
 
     sigma_range: tuple[float, float]
