@@ -2,8 +2,9 @@
 
 Flat public API: ballots (Eq. 2), Borda scores and rescaling (Eqs. 1, 5, 6), closing a
 ballot, a pooled Bradley-Terry estimator, rank metrics (Eqs. 7-9), study planning
-(Eqs. 3, 4, 10 and Section 2.7), the stochastic voters of Section 4.1, the simulator of
-Section 4.2, and the evaluation of relatedness models against a study's ranking (gold
+(Eqs. 3, 4, 10 and Section 2.7), the stochastic voters of Section 4.1 and their fit to a study's
+votes (``fit_crowd``, ``CrowdModel`` crowd files, ``predict_study``: a pilot's prediction), the
+simulator of Section 4.2, and the evaluation of relatedness models against a study's ranking (gold
 files, model scores, word vectors, chance baseline, retrieval, vote agreement, voter
 bootstrap: :func:`ranking.evaluation.evaluate`, also exported as ``evaluate_models`` since
 the name ``ranking.evaluate`` is the command line module, ``python -m ranking.evaluate``).
@@ -20,6 +21,9 @@ from .budget import (
     plan_study,
     uniform_m,
 )
+from .crowd_model import CROWD_FORMAT, REFERENCES, CrowdModel, reference_relatedness
+from .crowd_noise import CrowdFit, fit_crowd
+from .crowd_prediction import Prediction, predict_study, prediction_similarities
 from .evaluation import (
     MISSING_POLICIES,
     chance_baseline,
@@ -55,6 +59,7 @@ from .simulated_studies import (
 )
 from .simulated_voters import (
     SimulatedCrowd,
+    VoterSource,
     assign_voters,
     load_similarities,
     true_ranks,
@@ -68,6 +73,16 @@ from .voter_quality import VoterQuality, position_bias, voter_quality
 from .word_vectors import VECTOR_FORMATS, WordVectors, load_word_vectors
 
 __all__ = [
+    "CROWD_FORMAT",
+    "REFERENCES",
+    "CrowdFit",
+    "CrowdModel",
+    "Prediction",
+    "VoterSource",
+    "fit_crowd",
+    "predict_study",
+    "prediction_similarities",
+    "reference_relatedness",
     "DEFAULT_BT_ALPHA",
     "DESIGNS",
     "ESTIMATORS",

@@ -5,6 +5,14 @@
 
 ``python -m ranking.simulate table2 [--variant paper|reference-code] [--sims 50] [--seed 0]
 [--embedding-csv PATH] [--estimator ...] [--json]``
+
+``python -m ranking.simulate run --crowd crowd.json [--dist ...] ...`` draws the voters from a
+crowd file (:class:`ranking.CrowdModel`); without ``--dist`` the items follow the file's
+profile resampled to ``--items``.
+
+``python -m ranking.simulate fit --votes votes.csv --ranking ranking.csv --out crowd.json
+[--reference exponential] [--order bradley_terry|ranking] [--ties half|drop] [--seed 0]
+[--json]`` fits the voter model to a study's exports (:func:`ranking.fit_crowd`).
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from .crowd_model import REFERENCES, CrowdModel
 from .simulated_studies import DESIGNS, METRICS, VARIANTS, run_simulations, similarity_for, table2
 from .study import ESTIMATORS
 
@@ -32,9 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="simulate one setting")
     run.add_argument(
         "--dist",
-        required=True,
-        help="exponential, power_law, embedding (the paper's, shipped) or csv:PATH (column "
-        "similarity)",
+        default=None,
+        help="exponential, power_law, embedding (the paper's, shipped), csv:PATH (column "
+        "similarity) or profile (the crowd file's items; the default with --crowd)",
+    )
+    run.add_argument(
+        "--crowd",
+        default=None,
+        help="crowd file (JSON, from the fit command): draw the voters from it instead of "
+        "the paper's ranges",
     )
     run.add_argument("--items", type=int, default=990, help="items (ignored for csv:PATH)")
     run.add_argument("--m", type=int, default=20, help="comparisons per item and ballot")
@@ -58,6 +74,25 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--estimator", choices=ESTIMATORS, default="rescaled_borda")
         sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
         sub.add_argument("--jobs", type=int, default=1, help="worker processes (same result)")
+
+    fit = commands.add_parser("fit", help="fit the voter model to a study's votes")
+    fit.add_argument("--votes", required=True, help="the study's votes export (votes.csv)")
+    fit.add_argument("--ranking", required=True, help="the study's ranking export (ranking.csv)")
+    fit.add_argument("--out", required=True, help="crowd file to write (JSON)")
+    fit.add_argument(
+        "--reference",
+        default="exponential",
+        help=f"relatedness the items are placed on: {', '.join(REFERENCES)} or csv:PATH",
+    )
+    fit.add_argument(
+        "--order",
+        choices=("bradley_terry", "ranking"),
+        default="bradley_terry",
+        help="items' order: a Bradley-Terry fit of the votes, or the ranking file's score",
+    )
+    fit.add_argument("--ties", choices=("half", "drop"), default="half")
+    fit.add_argument("--seed", type=int, default=0, help="seed of the calibration")
+    fit.add_argument("--json", action="store_true", help="print exactly one JSON object")
     return parser
 
 
@@ -98,7 +133,16 @@ def _format_rows(rows: list[dict[str, Any]]) -> str:
 
 
 def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
-    z = similarity_for(args.dist, args.items, args.variant)
+    crowd = None if args.crowd is None else CrowdModel.from_json(Path(args.crowd))
+    if args.dist is None and crowd is None:
+        raise ValueError("--dist is required (or give --crowd to use its item profile)")
+    dist = args.dist or "profile"
+    if dist == "profile":
+        if crowd is None:
+            raise ValueError("--dist profile needs --crowd")
+        z = crowd.relatedness(args.items)
+    else:
+        z = similarity_for(dist, args.items, args.variant)
     with _progress(args.sims, show_progress) as update:
         summary = run_simulations(
             z,
@@ -112,8 +156,9 @@ def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
             estimator=args.estimator,
             jobs=args.jobs,
             progress=update,
+            crowd=crowd,
         )
-    name = "csv" if args.dist.startswith("csv:") else args.dist
+    name = "csv" if dist.startswith("csv:") else dist
     rows = []
     for design in DESIGNS:
         row: dict[str, Any] = {"distribution": name, "design": design}
@@ -122,7 +167,8 @@ def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
     return {
         "variant": args.variant,
         "estimator": args.estimator,
-        "distribution": args.dist,
+        "distribution": dist,
+        "crowd": args.crowd,
         "items": int(z.size),
         "m": args.m,
         "alpha": args.alpha,
@@ -136,10 +182,69 @@ def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
     }
 
 
+def _fit(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    from .crowd_noise import fit_crowd
+    from .gold_standards import read_gold
+    from .simulated_voters import load_similarities
+    from .study_votes import read_votes
+
+    gold = read_gold(args.ranking, "study")
+    votes = read_votes(args.votes, gold)
+    reference: str | Any = args.reference
+    if reference.startswith("csv:"):
+        reference = load_similarities(Path(reference[4:]))
+    estimate = gold.scores if args.order == "ranking" else None
+    if args.order == "ranking" and estimate is None:
+        raise ValueError(f"{args.ranking}: --order ranking needs the ranking's score column")
+    fitted = fit_crowd(
+        votes.n_items,
+        votes.pairs,
+        votes.first_score,
+        votes.voter,
+        estimate,
+        np.random.default_rng(args.seed),
+        reference=reference,
+        ties=args.ties,
+        voter_names=votes.voter_names or None,
+    )
+    crowd = fitted.crowd_model(source=str(args.votes))
+    crowd.to_json(args.out)
+    return {
+        "out": args.out,
+        "votes": int(votes.n_votes),
+        "voters": int(fitted.voters.size),
+        "items": int(votes.n_items),
+        "reference": fitted.reference,
+        "sigma_range": list(fitted.sigma_range),
+        "eps_range": list(fitted.eps_range),
+        "sigma_mean": fitted.sigma_mean,
+        "eps_mean": fitted.eps_mean,
+        "quantiles": fitted.quantiles(),
+        "log_likelihood": fitted.log_likelihood,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     show_progress = not args.json and sys.stderr.isatty()
+    if args.command == "fit":
+        try:
+            fitted = _fit(args)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        if args.json:
+            print(json.dumps(fitted))
+        else:
+            print(
+                f"{fitted['voters']} voters, {fitted['votes']:,} votes, {fitted['items']} items "
+                f"(reference {fitted['reference']}): sigma* ~ U[{fitted['sigma_range'][0]:.3f}, "
+                f"{fitted['sigma_range'][1]:.3f}], eps ~ U[{fitted['eps_range'][0]:.4f}, "
+                f"{fitted['eps_range'][1]:.4f}]; written to {fitted['out']}"
+            )
+        return 0
     try:
         if args.command == "run":
             result = _run(args, show_progress)

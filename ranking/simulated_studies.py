@@ -23,6 +23,7 @@ from .metrics import kendall, ranks_from_scores, weighted_kendall, weighted_spea
 from .simulated_voters import (
     Amplitude,
     SimulatedCrowd,
+    VoterSource,
     assign_voters,
     load_similarities,
     paper_embedding_similarities,
@@ -226,8 +227,12 @@ def simulate_study(
     variant: str | Variant = "paper",
     estimator: Estimator = "rescaled_borda",
     bt_alpha: float = DEFAULT_BT_ALPHA,
+    crowd: VoterSource | None = None,
 ) -> dict[str, dict[str, float]]:
     """One simulation: the same crowd votes in an adaptive and a uniform study.
+
+    ``crowd`` draws the voters (for example a :class:`ranking.CrowdModel` fitted to a study's
+    votes); by default they follow the paper's ranges (Section 4.2).
 
     Returns ``{"adaptive": metrics, "uniform": metrics}``, metrics as in :func:`rank_metrics`.
     """
@@ -240,7 +245,7 @@ def simulate_study(
     sizes = ballot_sizes(n, alpha, n_ballots)
     per_item = check_int(m, "m", minimum=1)
     voters = check_int(n_voters, "n_voters", minimum=1)
-    crowd = SimulatedCrowd(similarity, voters, gen, amplitude=chosen.amplitude)
+    voting = SimulatedCrowd(similarity, voters, gen, amplitude=chosen.amplitude, voters=crowd)
     truth = true_ranks(similarity)
     uniform_per_item = _uniform_m(n, len(sizes), alpha, per_item, chosen)
     designs = {
@@ -250,7 +255,7 @@ def simulate_study(
     results = {}
     for design, (design_sizes, design_m) in designs.items():
         ranks = _design_ranks(
-            crowd, design_sizes, design_m, voters, gen, chosen, estimator, bt_alpha
+            voting, design_sizes, design_m, voters, gen, chosen, estimator, bt_alpha
         )
         results[design] = rank_metrics(ranks, truth, swapped=chosen.swapped_metrics)
     return results
@@ -299,8 +304,12 @@ def run_simulations(
     bt_alpha: float = DEFAULT_BT_ALPHA,
     jobs: int = 1,
     progress: Callable[[int], Any] | None = None,
+    crowd: VoterSource | None = None,
 ) -> SimulationSummary:
     """Repeat :func:`simulate_study` ``sims`` times with independent seeded generators.
+
+    ``crowd`` (picklable when ``jobs > 1``) draws every simulation's voters, as in
+    :func:`simulate_study`.
 
     Simulation ``i`` always uses the ``i``-th child of ``SeedSequence(seed)``, so the result
     does not depend on ``jobs`` (worker processes; 1 runs in this process). ``progress``
@@ -321,6 +330,7 @@ def run_simulations(
         "variant": chosen,
         "estimator": estimator,
         "bt_alpha": bt_alpha,
+        "crowd": crowd,
     }
     start = time.perf_counter()
     seeds = np.random.SeedSequence(seed).spawn(count)

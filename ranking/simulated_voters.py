@@ -6,7 +6,7 @@ import csv
 import importlib.resources
 import math
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,7 @@ from ._validation import FloatArray, IntArray, check_generator, check_int
 
 __all__ = [
     "SimulatedCrowd",
+    "VoterSource",
     "assign_voters",
     "load_similarities",
     "true_ranks",
@@ -23,6 +24,15 @@ __all__ = [
 ]
 
 Amplitude = Literal["paper", "reference-code"]
+
+
+class VoterSource(Protocol):
+    """Anything that draws voters' ``sigma_v^*`` and ``eps_v``, such as a fitted
+    :class:`ranking.CrowdModel`."""
+
+    def draw_voters(
+        self, n_voters: int, rng: np.random.Generator
+    ) -> tuple[FloatArray, FloatArray]: ...
 
 
 def underlying_similarity(kind: str, n_items: int, *, sqrt_power_law: bool = True) -> FloatArray:
@@ -146,6 +156,9 @@ class SimulatedCrowd:
         Nonconformity amplitude ``s(z)``.
     sigma_range, eps_range : tuple of float, optional
         Ranges of the uniform draws of ``sigma_v`` and ``eps_v``.
+    voters : VoterSource, optional
+        Draws ``sigma_v`` and ``eps_v`` instead of the ranges, for example a crowd fitted to a
+        study's votes (:class:`ranking.CrowdModel`, :func:`ranking.fit_crowd`).
 
     Examples
     --------
@@ -163,13 +176,14 @@ class SimulatedCrowd:
         amplitude: Amplitude = "paper",
         sigma_range: tuple[float, float] = (0.02, 0.2),
         eps_range: tuple[float, float] = (0.005, 0.05),
+        voters: VoterSource | None = None,
     ) -> None:
         similarity = np.asarray(z, dtype=np.float64)
         if similarity.ndim != 1 or similarity.size < 2:
             raise ValueError("z must be a one-dimensional array of at least two similarities")
         if not np.all(np.isfinite(similarity)) or np.any(np.abs(similarity) > 1.0):
             raise ValueError("z must hold finite similarities in [-1, 1]")
-        voters = check_int(n_voters, "n_voters", minimum=1)
+        count = check_int(n_voters, "n_voters", minimum=1)
         self._rng = check_generator(rng)
         for name, (low, high) in (("sigma_range", sigma_range), ("eps_range", eps_range)):
             if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
@@ -183,10 +197,19 @@ class SimulatedCrowd:
         else:
             raise ValueError(f"amplitude must be 'paper' or 'reference-code', got {amplitude!r}")
         self.z = similarity
-        self.sigma = self._rng.uniform(*sigma_range, size=voters)
-        self.eps = self._rng.uniform(*eps_range, size=voters)
+        if voters is None:
+            self.sigma = self._rng.uniform(*sigma_range, size=count)
+            self.eps = self._rng.uniform(*eps_range, size=count)
+        else:
+            sigma, eps = voters.draw_voters(count, self._rng)
+            self.sigma = np.asarray(sigma, dtype=np.float64)
+            self.eps = np.asarray(eps, dtype=np.float64)
+            if self.sigma.shape != (count,) or self.eps.shape != (count,):
+                raise ValueError(f"voters must draw {count} sigma and {count} eps values")
+            if np.any(self.sigma < 0) or np.any((self.eps < 0) | (self.eps > 1)):
+                raise ValueError("drawn voters need sigma >= 0 and eps in [0, 1]")
         # Built in place: this matrix is the bulk of a simulation's memory traffic.
-        opinion = self._rng.standard_normal((voters, similarity.size))
+        opinion = self._rng.standard_normal((count, similarity.size))
         opinion *= self.sigma[:, None] * spread
         opinion += similarity
         np.clip(opinion, -1.0, 1.0, out=opinion)

@@ -21,7 +21,7 @@ from ._validation import FloatArray, IntArray, check_generator, check_int
 from .ballots import ballot_pairs, ballot_sizes
 from .gold_standards import GoldStandard
 from .input_files import InputFileError, read_lines
-from .simulated_voters import SimulatedCrowd, assign_voters
+from .simulated_voters import SimulatedCrowd, VoterSource, assign_voters
 from .study import ESTIMATORS, Estimator, StudyState, close_ballot, final_ranking
 
 __all__ = ["StudyVotes", "read_votes", "rescore", "simulate_study_votes"]
@@ -267,6 +267,7 @@ def simulate_study_votes(
     n_voters: int = 100,
     estimator: Estimator = "rescaled_borda",
     area_size: int | None = None,
+    crowd: VoterSource | None = None,
 ) -> tuple[GoldStandard, StudyVotes]:
     """Run an adaptive study with the simulated crowd of Section 4.1 and keep its votes.
 
@@ -281,6 +282,8 @@ def simulate_study_votes(
         ``area_size`` tokens of one area (``area0``, ``area1``...; ``t{k}_{j}`` tokens), the
         last area possibly incomplete. Without it item ``i`` pairs ``a{i}`` with ``b{i}``
         and there are no areas.
+    crowd : VoterSource, optional
+        Draws the voters (a :class:`ranking.CrowdModel`); default the paper's ranges.
 
     Returns
     -------
@@ -293,7 +296,7 @@ def simulate_study_votes(
     similarity = np.asarray(z, dtype=np.float64)
     n = similarity.size
     sizes = ballot_sizes(n, alpha, n_ballots)
-    crowd = SimulatedCrowd(similarity, n_voters, gen)
+    voting = SimulatedCrowd(similarity, n_voters, gen, voters=crowd)
     state = StudyState.new(n)
     items = np.arange(n, dtype=np.int64)
     members: list[IntArray] = []
@@ -305,7 +308,7 @@ def simulate_study_votes(
         last_ballot[items] = k + 1
         pairs = ballot_pairs(items, m, gen)
         voters = assign_voters(pairs.shape[0], n_voters, gen)
-        answers = crowd.answer(pairs, voters)
+        answers = voting.answer(pairs, voters)
         n_next = sizes[k + 1] if k + 1 < len(sizes) else 0
         state, outcome = close_ballot(
             state, items, pairs, answers, n_next, gen, estimator=estimator

@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "ranking.ballots",
     "ranking.bradley_terry",
+    "ranking.crowd_model",
     "ranking.metrics",
     "ranking.budget",
     "ranking.scores",
