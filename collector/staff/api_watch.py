@@ -9,7 +9,9 @@ attention-check page show, as JSON, and excluding a voter.
   before);
 - ``GET  .../checks`` the attention-check settings and each check's figures;
   ``POST .../checks`` ``{"checks": [[related_a, related_b, unrelated_a, unrelated_b], ...]}``;
-- ``GET  .../figures`` every figure's name, title, text alternative and file URLs.
+- ``GET  .../figures`` every figure's name, title, text alternative and file URLs;
+- ``GET  .../crowd?predict=1`` the crowd's fitted noise (:mod:`collector.staff.crowd`), with
+  the prediction of the study's own plan when asked (409 before enough votes).
 
 Staff authentication (session or basic); another staff member's study is a 404.
 """
@@ -24,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from collector.models import Ballot, Voter
-from collector.staff import live, study_figures, study_page, voters
+from collector.staff import crowd, live, study_figures, study_page, voters
 from collector.staff.api import ERRORS, Conflict, _StudyView
 from collector.studies import attention_checks, importing, lifecycle
 from collector.voting import store
@@ -174,3 +176,26 @@ class FiguresView(_StudyView):
                 ]
             }
         )
+
+
+class CrowdView(_StudyView):
+    @extend_schema(
+        operation_id="staff_crowd",
+        parameters=[OpenApiParameter("predict", bool, description="Simulate the study's plan")],
+        responses={200: dict, **ERRORS, 409: dict},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """The paper's voter model fitted to the study's votes: the crowd file (per-voter
+        sigma* and epsilon, the crowd's ranges) and its summary; with ``predict``, what the
+        study's plan reaches with this crowd (adaptive and uniform, both estimators)."""
+        study = self.study(request, slug)
+        try:
+            fitted = crowd.fitted_crowd(study)
+        except crowd.NotEnoughVotes as exc:
+            raise Conflict(str(exc)) from None
+        body = {"summary": fitted["summary"], "crowd": fitted["model"]}
+        if request.query_params.get("predict") in ("1", "true", "yes"):
+            body["prediction"] = crowd.predict(
+                fitted, study.items.count(), study.m, study.alpha, study.n_ballots, study.seed
+            )
+        return Response(body)

@@ -9,6 +9,7 @@ the edit form.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 from django import forms
@@ -102,6 +103,20 @@ class StudyForm(StudyTextsFields):
     auto_open = forms.BooleanField(
         label="Open each next ballot at once", initial=False, required=False
     )
+    crowd_of = forms.ChoiceField(
+        label="Plan with the crowd of",
+        required=False,
+        choices=[("", "none")],
+        help_text="Preview the plan with the noise measured in one of your studies: the preview "
+        "then predicts rho_w and the other metrics this plan reaches with that crowd "
+        "(simulated, a few seconds).",
+    )
+
+    def __init__(self, *args: Any, crowds: Sequence[tuple[str, str]] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["crowd_of"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", "none"), *crowds]
 
     fieldsets = (
         TEXT_FIELDSETS[0],
@@ -114,7 +129,7 @@ class StudyForm(StudyTextsFields):
             "Parameters",
             "These shape the ballots and cannot be changed once the study is created; "
             "Preview the plan to see what they give.",
-            ("n_ballots", "alpha", "m", "design", "estimator", "seed"),
+            ("n_ballots", "alpha", "m", "design", "estimator", "seed", "crowd_of"),
         ),
         (
             "Voting rules",

@@ -2,7 +2,17 @@
 
 from django.urls import path
 
-from collector.staff import api, api_watch, checks, evaluations, live, managing, study_list, voters
+from collector.staff import (
+    api,
+    api_watch,
+    checks,
+    crowd,
+    evaluations,
+    live,
+    managing,
+    study_list,
+    voters,
+)
 from collector.staff import views as staff
 
 urlpatterns = [
@@ -40,6 +50,9 @@ urlpatterns = [
     ),
     path("staff/<slug:slug>/checks/", checks.checks_page, name="staff-checks"),
     path("staff/<slug:slug>/checks.csv", checks.checks_csv, name="staff-checks-csv"),
+    path("staff/<slug:slug>/crowd/", crowd.crowd_page, name="staff-crowd"),
+    path("staff/<slug:slug>/crowd.json", crowd.crowd_json, name="staff-crowd-json"),
+    path("staff/<slug:slug>/crowd.csv", crowd.crowd_csv, name="staff-crowd-csv"),
     path(
         "staff/<slug:slug>/checks/<int:pk>/remove/", checks.check_remove, name="staff-check-remove"
     ),
@@ -121,5 +134,10 @@ urlpatterns = [
         "api/v1/staff/studies/<slug:slug>/figures",
         api_watch.FiguresView.as_view(),
         name="api-staff-figures",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/crowd",
+        api_watch.CrowdView.as_view(),
+        name="api-staff-crowd",
     ),
 ]

@@ -8,6 +8,7 @@ study is :mod:`collector.staff.access`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
@@ -15,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
-from collector.staff import dataset, exports, study_figures, study_page
+from collector.staff import crowd, dataset, exports, study_figures, study_page
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import StudyForm
 from collector.studies import creating, lifecycle
@@ -24,9 +25,10 @@ from collector.studies import creating, lifecycle
 @staff_required
 @require_http_methods(["GET", "POST"])
 def study_new(request: HttpRequest) -> HttpResponse:
+    crowds = crowd.crowd_choices(request.user)
     if request.method != "POST":
-        return render(request, "staff/study_form.html", {"form": StudyForm()})
-    form = StudyForm(request.POST, request.FILES)
+        return render(request, "staff/study_form.html", {"form": StudyForm(crowds=crowds)})
+    form = StudyForm(request.POST, request.FILES, crowds=crowds)
     valid = form.is_valid()
     form.keep_lists()  # an uploaded list stays in its text box for the next step
     if not valid:
@@ -41,7 +43,19 @@ def study_new(request: HttpRequest) -> HttpResponse:
             return render(request, "staff/study_form.html", {"form": form}, status=400)
         messages.success(request, f"Study “{study.name}” created; ballot 1 is ready to open.")
         return redirect("staff-study", slug=study.slug)
-    return render(request, "staff/study_form.html", {"form": form, "preview": form.preview})
+    context: dict[str, Any] = {"form": form, "preview": form.preview}
+    if slug := form.cleaned_data.get("crowd_of"):
+        context["crowd_study"] = source = get_study(request, slug)
+        try:
+            fitted = crowd.fitted_crowd(source)
+        except crowd.NotEnoughVotes as exc:
+            context["prediction"] = {"refused": str(exc)}
+        else:
+            d = form.cleaned_data
+            context["prediction"] = crowd.predict(
+                fitted, form.preview["n_items"], d["m"], d["alpha"], d["n_ballots"], d["seed"]
+            )
+    return render(request, "staff/study_form.html", context)
 
 
 @staff_required

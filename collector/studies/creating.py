@@ -38,6 +38,7 @@ class Purpose(enum.IntEnum):
     CLOSE = 3
     FINAL_RANKS = 4
     EVALUATION = 5  # ballot number 0: the chance baseline and voter bootstrap of every model
+    CROWD_FIT = 6  # ballot number 0: the crowd noise fit's vote sample and calibration
 
 
 def study_rng(study: Study, ballot_number: int, purpose: Purpose) -> np.random.Generator:

@@ -1,0 +1,153 @@
+"""The crowd's measured noise: the paper's voter model (Section 4.1: ``sigma^*`` and ``epsilon``
+per voter, and their uniform ranges over the crowd) fitted to a study's votes by maximum
+likelihood (:func:`ranking.fit_crowd`), shown to staff, downloaded as a crowd file for
+``python -m ranking.simulate run --crowd``, and used to predict what a planned study will reach
+with this crowd (:func:`ranking.predict_study`: "plan with the crowd of study X").
+
+The fit reads the votes of voters who were not excluded, items ordered by their pooled
+Bradley-Terry fit; a study with more than ``MAX_VOTES`` such votes is fitted on a seeded sample
+of them. Fits are cached by the study's vote and exclusion counts, so a page view after the
+first costs a cache read until the study changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.shortcuts import render
+
+import ranking
+from collector.models import Study, Voter
+from collector.staff.access import download, get_study, staff_required
+from collector.staff.exports import csv_lines
+from collector.studies import bulk_sql, creating
+from collector.studies.creating import Purpose, study_rng
+
+MAX_VOTES = 50_000  # votes a fit reads at most (a seeded sample beyond)
+MIN_VOTES = 50  # fewer: no fit
+PREDICTION_MAX_ITEMS = 20_000  # larger planned studies: the command line, not a page
+PREDICTION_SIMS = 10
+CSV_HEADER = ["voter", "votes", "sigma", "eps"]
+
+
+class NotEnoughVotes(Exception):
+    """The study has too few votes (of voters not excluded) to fit a crowd."""
+
+
+def fitted_crowd(study: Study) -> dict[str, Any]:
+    """The study's fitted crowd: ``{"model": CrowdModel dict, "summary": {...}}`` (cached).
+
+    Raises :class:`NotEnoughVotes` under ``MIN_VOTES`` trusted votes.
+    """
+    rows = bulk_sql.study_votes(study.pk).trusted()
+    excluded = int(bulk_sql.excluded_voters(study.pk).size)
+    key = f"crowd-fit:v1:{study.pk}:{rows.voter.size}:{excluded}"
+    if (found := cache.get(key)) is not None:
+        return found
+    if rows.voter.size < MIN_VOTES:
+        raise NotEnoughVotes(
+            f"{rows.voter.size} votes so far: the crowd is fitted from {MIN_VOTES} votes on."
+        )
+    rng = study_rng(study, 0, Purpose.CROWD_FIT)
+    keep = np.arange(rows.voter.size)
+    if keep.size > MAX_VOTES:
+        keep = np.sort(rng.choice(keep, MAX_VOTES, replace=False))
+    names = dict(Voter.objects.filter(study=study).values_list("id", "pseudonym"))
+    voters, index = np.unique(rows.voter[keep], return_inverse=True)
+    fit = ranking.fit_crowd(
+        study.items.count(), rows.pairs[keep], rows.first_score[keep], index, None, rng,
+        voter_names=[names.get(int(v), str(v)) for v in voters],
+    )  # fmt: skip
+    model = fit.crowd_model(source=f"study {study.slug}")
+    result = {
+        "model": model.to_dict(),
+        "summary": {
+            "sigma_range": list(fit.sigma_range),
+            "eps_range": list(fit.eps_range),
+            "sigma_mean": fit.sigma_mean,
+            "eps_mean": fit.eps_mean,
+            "quantiles": fit.quantiles(),
+            "voters": int(voters.size),
+            "votes": int(keep.size),
+            "votes_in_study": int(rows.voter.size),
+            "reference": fit.reference,
+        },
+    }
+    cache.set(key, result, timeout=24 * 3600)
+    return result
+
+
+def predict(
+    crowd: dict[str, Any], n_items: int, m: int, alpha: float, n_ballots: int, seed: int = 0
+) -> dict[str, Any]:
+    """Predicted metrics of a planned study voted by ``crowd`` (a :func:`fitted_crowd`), for
+    the adaptive and the uniform design under both estimators; ``{"refused": reason}`` for a
+    study too large to simulate here."""
+    if n_items > PREDICTION_MAX_ITEMS:
+        return {
+            "refused": f"{n_items:,} items: too many to simulate here (at most "
+            f"{PREDICTION_MAX_ITEMS:,}); download the crowd file and run "
+            "python -m ranking.simulate run --crowd crowd.json"
+        }
+    model = ranking.CrowdModel.from_dict(crowd["model"])
+    prediction = ranking.predict_study(
+        model, n_items, m=m, alpha=alpha, n_ballots=n_ballots, sims=PREDICTION_SIMS, seed=seed
+    )
+    return prediction.as_dict()
+
+
+def crowd_choices(user: Any) -> list[tuple[str, str]]:
+    """The studies whose crowd a staff member may plan with: theirs, with votes."""
+    from collector.staff.access import visible_studies
+
+    studies = visible_studies(user).filter(ballots__votes__isnull=False).distinct()
+    return [(s.slug, s.name) for s in studies.order_by("-created_at")]
+
+
+def _context(study: Study, predict_own: bool) -> dict[str, Any]:
+    try:
+        crowd = fitted_crowd(study)
+    except NotEnoughVotes as exc:
+        return {"study": study, "refused": str(exc)}
+    context: dict[str, Any] = {"study": study, "crowd": crowd, "summary": crowd["summary"]}
+    context["voters"] = crowd["model"]["voters"]
+    if predict_own:
+        n_items = study.items.count()
+        context["prediction"] = predict(
+            crowd, n_items, study.m, study.alpha, study.n_ballots, seed=study.seed
+        )
+        context["plan"] = creating.plan(n_items, study.n_ballots, study.alpha, study.m)
+    return context
+
+
+@staff_required
+def crowd_page(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study(request, slug)
+    return render(request, "staff/crowd.html", _context(study, "predict" in request.GET))
+
+
+@staff_required
+def crowd_json(request: HttpRequest, slug: str) -> HttpResponseBase:
+    """The crowd file (``python -m ranking.simulate run --crowd``)."""
+    study = get_study(request, slug)
+    try:
+        crowd = fitted_crowd(study)
+    except NotEnoughVotes as exc:
+        return JsonResponse({"detail": str(exc)}, status=409)
+    response = JsonResponse(crowd["model"], json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-crowd.json"'
+    return response
+
+
+@staff_required
+def crowd_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    try:
+        voters = fitted_crowd(study)["model"]["voters"]
+    except NotEnoughVotes as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain")
+    rows = ([v["name"], v["votes"], v["sigma"], v["eps"]] for v in voters)
+    return download(csv_lines(CSV_HEADER, rows), f"{study.slug}-crowd.csv")
