@@ -30,6 +30,7 @@ MAX_VOTES = 50_000  # votes a fit reads at most (a seeded sample beyond)
 MIN_VOTES = 50  # fewer: no fit
 PREDICTION_MAX_ITEMS = 20_000  # larger planned studies: the command line, not a page
 PREDICTION_SIMS = 10
+PREDICTION_VOTERS = 100  # voters drawn from the crowd per simulated study, as in the paper
 CSV_HEADER = ["voter", "votes", "sigma", "eps"]
 
 
@@ -94,8 +95,9 @@ def predict(
         }
     model = ranking.CrowdModel.from_dict(crowd["model"])
     prediction = ranking.predict_study(
-        model, n_items, m=m, alpha=alpha, n_ballots=n_ballots, sims=PREDICTION_SIMS, seed=seed
-    )
+        model, n_items, m=m, alpha=alpha, n_ballots=n_ballots, n_voters=PREDICTION_VOTERS,
+        sims=PREDICTION_SIMS, seed=seed,
+    )  # fmt: skip
     return prediction.as_dict()
 
 
