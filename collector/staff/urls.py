@@ -1,9 +1,10 @@
 """Staff pages and the staff JSON API (exports)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from collector.staff import api, evaluations, live, voters
 from collector.staff import views as staff
+from collector.voting import preview
 
 urlpatterns = [
     path("staff/", staff.study_list, name="staff-studies"),
@@ -31,6 +32,7 @@ urlpatterns = [
         name="staff-figure-file",
     ),
     path("staff/<slug:slug>/dataset.json", staff.dataset_json, name="staff-dataset-json"),
+    path("staff/<slug:slug>/try/", include(preview.urlpatterns)),  # "try as a voter"
     path("staff/<slug:slug>/models/", evaluations.evaluation_new, name="staff-evaluation-new"),
     path(
         "staff/<slug:slug>/models/status", evaluations.evaluation_status, name="staff-eval-status"
