@@ -214,10 +214,13 @@ def _json_voter(request: HttpRequest, slug: str) -> Voter | JsonResponse:
     voter = identity.session_voter(request, slug)
     if voter is not None:
         return voter
-    if not Study.objects.filter(slug=slug).exists():
+    study = Study.objects.filter(slug=slug).only("language", "browser_language").first()
+    if study is None:
         return JsonResponse({"detail": gettext("No such study.")}, status=404)
     start = reverse("voting:study", kwargs={"slug": slug})
-    detail = gettext("Your session has ended. Open the study link again.")
+    # No session to remember the page language: the study's (or the browser's) then.
+    with translation.override(language.chosen(request, study.language, study.browser_language)):
+        detail = gettext("Your session has ended. Open the study link again.")
     return JsonResponse({"detail": detail, "start": start}, status=403)
 
 
