@@ -144,6 +144,7 @@ def test_a_frame_without_cookies_offers_the_study_in_a_new_tab(live_server, make
     link = frame.get_by_role("link", name="Open the study in a new tab")
     expect(link).to_have_attribute("target", "_blank")
     expect(link).to_have_attribute("href", f"/s/hit/?{query}")
+    expect(frame.get_by_role("button", name="I agree – start")).to_have_count(0)
     shot(page, "cookies-in-frame")
     assert not Voter.objects.exists()
     page.close()
