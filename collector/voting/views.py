@@ -39,7 +39,8 @@ from config.security import extend_policy
 _FRAMEABLE = extend_policy(
     frame_ancestors=("'self'", *exits.MTURK_ORIGINS), form_action=("'self'", *exits.MTURK_ORIGINS)
 )
-# A refused vote whose ballot closed early: the next page says so (texts.NOTICES["closed"]).
+# A refused vote whose ballot closed early: the page the voter goes to next says so (the reply
+# names the notice, texts.NOTICES["closed"], and the voting script carries it in the URL).
 CLOSED_REASONS = ("voided", "ballot_closed")
 
 StudyView = Callable[[HttpRequest, Study], HttpResponse]
@@ -113,7 +114,7 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
 @require_GET
 @voter_page
 def declined(request: HttpRequest, study: Study) -> HttpResponse:
-    """ "I do not agree": the no-consent code and its way out. Nothing is stored."""
+    """The "I do not agree" page: the no-consent code and its way out. Nothing is stored."""
     who = identity.identify(request.GET)
     exit_ = exits.way_out(study, Outcome.NO_CONSENT, who.platform_data)
     return render(request, "voting/declined.html", {"study": study, "exit": exit_})
@@ -269,7 +270,10 @@ def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
         if e.reason == "unknown_voter":  # the session's voter no longer exists
             identity.forget(request, slug)
             return JsonResponse({"detail": e.detail, "reason": e.reason}, status=403)
-        return JsonResponse({"detail": e.detail, "reason": e.reason}, status=e.status_code)
+        body = {"detail": e.detail, "reason": e.reason}
+        if e.reason in CLOSED_REASONS:
+            body["notice"] = "closed"
+        return JsonResponse(body, status=e.status_code)
     return JsonResponse(a.as_dict(), status=201 if created else 200)
 
 

@@ -15,8 +15,7 @@
   var announce = document.getElementById("announce");
   var state = JSON.parse(document.getElementById("first-comparison").textContent);
   var T = JSON.parse(document.getElementById("voting-messages").textContent);
-  // A refusal whose ballot closed early: the page that follows says so (a fixed notice key).
-  var CLOSED = { voided: true, ballot_closed: true };
+  // A refusal may name a notice (its ballot closed early): the page that follows shows it.
   var notice = null;
   var shownAt = performance.now();
   var busy = false;
@@ -118,7 +117,7 @@
           showMessage(fmt(T.reloadToContinue, { reason: detail || T.sessionEnded }), false);
           return;
         }
-        if (CLOSED[body.reason]) notice = "closed";
+        if (typeof body.notice === "string" && /^[a-z]+$/.test(body.notice)) notice = body.notice;
         showMessage(fmt(T.nextPair, { reason: detail || T.notAccepted }), false);
         await reloadCurrent();
         return;

@@ -14,7 +14,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from collector.models import Ballot, Vote, Voter
+from collector.models import Ballot, Comparison, Vote, Voter
 from tests.browser import shot
 from tests.collector.helpers import staff_user
 
@@ -294,3 +294,24 @@ def test_staff_try_a_study_as_a_voter(live_server, make_study, browser):
     assert not Voter.objects.exists() and not Vote.objects.exists()
     assert violations == []
     context.close()
+
+
+def test_an_answer_refused_by_an_early_close_is_explained_on_the_next_page(
+    live_server, make_study, browser
+):
+    make_study(slug="early", n_items=6, cap=3)
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    violations = watch_csp(page)
+    page.goto(f"{live_server.url}/s/early/?participant=e-1")
+    page.get_by_role("button", name="I agree – start").click()
+    expect(page.locator("#choice-left")).to_be_enabled()
+    # Staff close ballot 1 early while the voter looks at their pair: it is voided.
+    Comparison.objects.filter(status="open").update(status="void", leased_to=None)
+    Ballot.objects.filter(number=1).update(status="closed")
+    page.keyboard.press("ArrowLeft")
+    expect(page).to_have_url(f"{live_server.url}/s/early/wait/?notice=closed")
+    expect(page.locator("#notice")).to_contain_text("closed early")
+    shot(page, "wait-closed-notice")
+    assert not Vote.objects.exists()
+    assert violations == []
+    page.close()

@@ -149,6 +149,7 @@ def test_a_vote_refused_by_an_early_close_says_why(client, study, close, reason)
     r = answer(client, "sales", c["id"])
     assert r.status_code == 409
     assert r.json()["reason"] == reason and r.json()["detail"]
+    assert r.json()["notice"] == "closed"
 
 
 def test_the_page_after_an_early_close_explains_it(client, study):
