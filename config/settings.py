@@ -29,6 +29,8 @@ else:
     SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-key-change-me-in-production-0123")
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# A voter page whose form was refused (no cookie in MTurk's frame) offers the study in a new tab.
+CSRF_FAILURE_VIEW = "collector.voting.views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -253,6 +255,10 @@ if PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # MTurk shows the voter's pages in a frame on its own site: there the browser sends only
+    # SameSite=None cookies (which must be Secure). "Lax" when no study runs on MTurk.
+    SESSION_COOKIE_SAMESITE = env.str("COOKIE_SAMESITE", default="None")
+    CSRF_COOKIE_SAMESITE = SESSION_COOKIE_SAMESITE
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

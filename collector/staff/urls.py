@@ -1,6 +1,6 @@
 """Staff pages and the staff JSON API (exports)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from collector.staff import (
     api,
@@ -14,6 +14,7 @@ from collector.staff import (
     voters,
 )
 from collector.staff import views as staff
+from collector.voting import preview
 
 urlpatterns = [
     path("staff/", study_list.study_list, name="staff-studies"),
@@ -62,6 +63,7 @@ urlpatterns = [
         name="staff-figure-file",
     ),
     path("staff/<slug:slug>/dataset.json", staff.dataset_json, name="staff-dataset-json"),
+    path("staff/<slug:slug>/try/", include(preview.urlpatterns)),  # "try as a voter"
     path("staff/<slug:slug>/models/", evaluations.evaluation_new, name="staff-evaluation-new"),
     path(
         "staff/<slug:slug>/models/status", evaluations.evaluation_status, name="staff-eval-status"

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from collector import jobs
 from collector.models import Comparison, Item, Token, Vote, Voter
@@ -62,22 +63,35 @@ __all__ = [
     "vote_and_next",
 ]
 
-# Each refusal of the SQL function: the HTTP status and what the voter (or client) is told.
-REFUSALS: dict[str, tuple[int, str]] = {
-    "unknown_voter": (401, "Unknown voter."),
-    "wrong_study": (403, "This voter token belongs to another study."),
-    "no_comparison": (404, "No such comparison in this study."),
-    "answered_differently": (409, "You already answered this comparison differently."),
-    "answered_by_other": (409, "This comparison was answered by another voter."),
-    "tie_not_allowed": (400, "This study does not allow 'can't decide' answers."),
-    "voided": (409, "This ballot was closed early; the comparison can no longer be answered."),
-    "ballot_closed": (409, "This ballot is closed; the comparison can no longer be answered."),
+# Each refusal of the SQL function: the HTTP status and what the voter (or client) is told, in
+# the voter's page language (the API's clients get English).
+REFUSALS: dict[str, tuple[int, Any]] = {
+    "unknown_voter": (401, gettext_lazy("Unknown voter.")),
+    "wrong_study": (403, gettext_lazy("This voter token belongs to another study.")),
+    "no_comparison": (404, gettext_lazy("No such comparison in this study.")),
+    "answered_differently": (
+        409,
+        gettext_lazy("You already answered this comparison differently."),
+    ),
+    "answered_by_other": (409, gettext_lazy("This comparison was answered by another voter.")),
+    "tie_not_allowed": (400, gettext_lazy("This study does not allow 'can't decide' answers.")),
+    "voided": (
+        409,
+        gettext_lazy("This ballot was closed early; the comparison can no longer be answered."),
+    ),
+    "ballot_closed": (
+        409,
+        gettext_lazy("This ballot is closed; the comparison can no longer be answered."),
+    ),
     "not_leased": (
         409,
-        "This comparison is not assigned to you (never was, or your lease expired).",
+        gettext_lazy("This comparison is not assigned to you (never was, or your lease expired)."),
     ),
-    "quota_reached": (409, "You have answered all the comparisons you may in this ballot."),
-    "excluded": (409, "You can no longer take part in this study."),
+    "quota_reached": (
+        409,
+        gettext_lazy("You have answered all the comparisons you may in this ballot."),
+    ),
+    "excluded": (409, gettext_lazy("You can no longer take part in this study.")),
 }
 _VOTE_SQL = (
     "SELECT * FROM collector_vote_v3(%s::text, %s::bigint, %s::text, %s::bigint, %s::varchar,"

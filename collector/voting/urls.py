@@ -8,6 +8,7 @@ app_name = "voting"
 
 pages = [
     path("", views.study_link, name="study"),
+    path("declined/", views.declined, name="declined"),
     path("vote/", views.vote_page, name="vote"),
     path("done/", views.done_page, name="done"),
     path("wait/", views.wait_page, name="wait"),

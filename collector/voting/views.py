@@ -1,52 +1,123 @@
-"""The voter's pages: study link (consent and instructions), voting, thank-you, and "no pairs
-right now". The voting page talks to two small JSON endpoints with the session and CSRF token; the
-rules live in :mod:`collector.voting.store`."""
+"""The voter's pages: study link (consent and instructions), "I do not agree", voting, thank-you
+and "no pairs right now", in the study's language. The voting page talks to two small JSON
+endpoints with the session and CSRF token; the rules live in :mod:`collector.voting.store`, the
+ways out (codes and where they go) in :mod:`collector.voting.exits`, the stranded voter's rule in
+:mod:`collector.voting.waiting`.
+
+Every page may be shown in MTurk's frame (an ExternalQuestion): the pages carry no
+X-Frame-Options and a Content-Security-Policy whose ``frame-ancestors`` and ``form-action`` admit
+MTurk's two hosts (:data:`collector.voting.exits.MTURK_ORIGINS`); staff pages stay unframeable.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext
+from django.views.csrf import csrf_failure as django_csrf_failure
+from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError
 
 from collector.models import Study, Voter
-from collector.voting import identity, store
+from collector.voting import exits, identity, language, store, texts, waiting
+from collector.voting.briefing import briefing
+from collector.voting.exits import Outcome
 from collector.voting.serializers import VoteRequest, validated
 from collector.voting.throttling import VotingThrottle
+from config.security import extend_policy
+
+# MTurk frames the pages and receives the finished HIT's form.
+_FRAMEABLE = extend_policy(
+    frame_ancestors=("'self'", *exits.MTURK_ORIGINS), form_action=("'self'", *exits.MTURK_ORIGINS)
+)
+# A refused vote whose ballot closed early: the page the voter goes to next says so (the reply
+# names the notice, texts.NOTICES["closed"], and the voting script carries it in the URL).
+CLOSED_REASONS = ("voided", "ballot_closed")
+
+StudyView = Callable[[HttpRequest, Study], HttpResponse]
 
 
-def _study(slug: str) -> Study:
-    return get_object_or_404(Study, slug=slug)
+def voter_page(view: StudyView) -> Callable[..., HttpResponse]:
+    """A voter page of ``/s/<slug>/``: the study (404 if none), its language, frameable by MTurk."""
+
+    @wraps(view)
+    def page(request: HttpRequest, slug: str) -> HttpResponse:
+        study = get_object_or_404(Study, slug=slug)
+        code = language.chosen(request, study.language, study.browser_language)
+        with translation.override(code):
+            response = view(request, study)
+        return language.mark(response, code, study.browser_language)
+
+    return xframe_options_exempt(_FRAMEABLE(page))
+
+
+def voter_json(view: Callable[[HttpRequest, str], JsonResponse]) -> Callable[..., JsonResponse]:
+    """A JSON endpoint of the voting page, answering in the voter's page language."""
+
+    @wraps(view)
+    def endpoint(request: HttpRequest, slug: str) -> JsonResponse:
+        with translation.override(language.remembered(request, slug)):
+            return view(request, slug)
+
+    return endpoint
+
+
+def keys() -> dict[str, str]:
+    """The arrow keys of the first and second pair: the first pair sits on the reading side."""
+    if translation.get_language_bidi():
+        return {"first": "→", "second": "←", "first_key": "ArrowRight", "second_key": "ArrowLeft"}
+    return {"first": "←", "second": "→", "first_key": "ArrowLeft", "second_key": "ArrowRight"}
+
+
+def consent_context(study: Study, **flags: Any) -> dict[str, Any]:
+    """The consent page's context (also the staff's "try as a voter" preview's)."""
+    return {"study": study, "briefing": briefing(study), "keys": keys(), **flags}
 
 
 @require_http_methods(["GET", "POST"])
-def study_link(request: HttpRequest, slug: str) -> HttpResponse:
+@voter_page
+def study_link(request: HttpRequest, study: Study) -> HttpResponse:
     """Consent and instructions; POST (the start button) creates or finds the voter."""
-    study = _study(slug)
     # The form posts back to this URL with its query string, so the identity survives.
     who = identity.identify(request.GET)
     if refused := VotingThrottle().refusal(request):  # the start button registers a voter
         page = render(request, "voting/busy.html", {"study": study}, status=429)
         page["Retry-After"] = refused["Retry-After"]
         return page
-    if request.method == "POST" and not who.preview and study.status == Study.Status.RUNNING:
+    running = study.status == Study.Status.RUNNING
+    if request.method == "POST" and not who.preview and running:
         identity.consent(request, study, who, VotingThrottle().get_ident(request))
-        return redirect("voting:vote", slug=slug)
-    return render(
-        request,
-        "voting/study_link.html",
-        {
-            "study": study,
-            "preview": who.preview,
-            "open": study.status == Study.Status.RUNNING,
-            "returning": identity.session_voter(request, slug) is not None,
-        },
+        language.remember(request, study.slug, translation.get_language())
+        return redirect("voting:vote", slug=study.slug)
+    query = f"?{request.GET.urlencode()}" if request.GET else ""
+    context = consent_context(
+        study,
+        preview=who.preview,
+        open=running,
+        returning=identity.session_voter(request, study.slug) is not None,
+        start_url=request.get_full_path(),
+        decline_url=reverse("voting:declined", kwargs={"slug": study.slug}) + query,
+        refresh=not running and study.status != Study.Status.FINISHED,
     )
+    return render(request, "voting/study_link.html", context)
+
+
+@require_GET
+@voter_page
+def declined(request: HttpRequest, study: Study) -> HttpResponse:
+    """The "I do not agree" page: the no-consent code and its way out. Nothing is stored."""
+    who = identity.identify(request.GET)
+    exit_ = exits.way_out(study, Outcome.NO_CONSENT, who.platform_data)
+    return render(request, "voting/declined.html", {"study": study, "exit": exit_})
 
 
 def _assignment(request: HttpRequest, voter: Voter, slug: str) -> store.Assignment | None:
@@ -65,66 +136,119 @@ def _page_for(a: store.Assignment) -> str:
     return "done" if a.completion_code else "wait"
 
 
+def _platform(voter: Voter) -> dict[str, Any]:
+    data = Voter.objects.filter(pk=voter.pk).values_list("platform_data", flat=True).first()
+    return data if isinstance(data, dict) else {}
+
+
+PageContext = Callable[[Study, Voter, store.Assignment], dict[str, Any]]
+
+
 def _voter_page(
-    request: HttpRequest,
-    slug: str,
-    page: str,
-    context: Callable[[store.Assignment], dict[str, Any]],
+    request: HttpRequest, study: Study, page: str, context: PageContext
 ) -> HttpResponse:
-    """Render ``page`` if it is where the voter belongs now, else send them there."""
-    study = _study(slug)
-    voter = identity.session_voter(request, slug)
-    a = None if voter is None else _assignment(request, voter, slug)
-    if a is None:
-        return redirect("voting:study", slug=slug)
+    """Render ``page`` if it is where the voter belongs now, else send them there (a notice in
+    the URL goes along)."""
+    voter = identity.session_voter(request, study.slug)
+    a = None if voter is None else _assignment(request, voter, study.slug)
+    if voter is None or a is None:
+        return redirect("voting:study", slug=study.slug)
+    notice = texts.notice(request.GET)
     if _page_for(a) != page:
-        return redirect(f"voting:{_page_for(a)}", slug=slug)
-    return render(request, f"voting/{page}.html", {"study": study, **context(a)})
+        url = reverse(f"voting:{_page_for(a)}", kwargs={"slug": study.slug})
+        return redirect(url + (f"?{urlencode({'notice': notice})}" if notice else ""))
+    language.remember(request, study.slug, translation.get_language())
+    base = {"study": study, "notice": texts.NOTICES[notice] if notice else None}
+    return render(request, f"voting/{page}.html", {**base, **context(study, voter, a)})
+
+
+def _vote_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, Any]:
+    return {
+        "first": a.as_dict(),
+        "progress_text": texts.progress(a.answered, a.quota),
+        "keys": keys(),
+        "script_texts": texts.script_messages(),
+        "urls": {
+            "answer": reverse("voting:answer", kwargs={"slug": study.slug}),
+            "next": reverse("voting:next", kwargs={"slug": study.slug}),
+            "done": reverse("voting:done", kwargs={"slug": study.slug}),
+            "wait": reverse("voting:wait", kwargs={"slug": study.slug}),
+        },
+    }
+
+
+def _done_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, Any]:
+    outcome = Outcome.EXCLUDED if a.excluded else Outcome.COMPLETE
+    return {"exit": exits.way_out(study, outcome, _platform(voter))}
+
+
+def _wait_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, Any]:
+    stranded = waiting.stranded(study, voter.pk, timezone.now())
+    partial = exits.way_out(study, Outcome.PARTIAL, _platform(voter)) if stranded else None
+    return {
+        "progress": a.as_dict(),
+        "paused": a.paused,
+        "exit": partial,
+        "script_texts": texts.script_messages(),
+    }
 
 
 @require_GET
-def vote_page(request: HttpRequest, slug: str) -> HttpResponse:
-    return _voter_page(request, slug, "vote", lambda a: {"first": a.as_dict()})
+@voter_page
+def vote_page(request: HttpRequest, study: Study) -> HttpResponse:
+    return _voter_page(request, study, "vote", _vote_context)
 
 
 @require_GET
-def done_page(request: HttpRequest, slug: str) -> HttpResponse:
-    return _voter_page(request, slug, "done", lambda a: {"code": a.completion_code})
+@voter_page
+def done_page(request: HttpRequest, study: Study) -> HttpResponse:
+    return _voter_page(request, study, "done", _done_context)
 
 
 @require_GET
-def wait_page(request: HttpRequest, slug: str) -> HttpResponse:
-    return _voter_page(request, slug, "wait", lambda a: {"progress": a.as_dict()})
+@voter_page
+def wait_page(request: HttpRequest, study: Study) -> HttpResponse:
+    return _voter_page(request, study, "wait", _wait_context)
 
 
 def _json_voter(request: HttpRequest, slug: str) -> Voter | JsonResponse:
     voter = identity.session_voter(request, slug)
     if voter is not None:
         return voter
-    if not Study.objects.filter(slug=slug).exists():
-        return JsonResponse({"detail": "No such study."}, status=404)
+    study = Study.objects.filter(slug=slug).only("language", "browser_language").first()
+    if study is None:
+        return JsonResponse({"detail": gettext("No such study.")}, status=404)
     start = reverse("voting:study", kwargs={"slug": slug})
-    return JsonResponse(
-        {"detail": "Your session has ended. Open the study link again.", "start": start},
-        status=403,
-    )
+    # No session to remember the page language: the study's (or the browser's) then.
+    with translation.override(language.chosen(request, study.language, study.browser_language)):
+        detail = gettext("Your session has ended. Open the study link again.")
+    return JsonResponse({"detail": detail, "start": start}, status=403)
 
 
 @require_GET
+@voter_json
 def next_json(request: HttpRequest, slug: str) -> JsonResponse:
+    """The voter's current pair (or none); while they wait, also whether the study is paused and
+    whether they are stranded (the wait page then shows the partial code)."""
     if refused := VotingThrottle().refusal(request):
         return refused
     voter = _json_voter(request, slug)
     if isinstance(voter, JsonResponse):
         return voter
     try:
-        return JsonResponse(store.next_assignment(voter).as_dict())
+        a = store.next_assignment(voter)
     except store.VoteRejected as e:
         identity.forget(request, slug)
         return JsonResponse({"detail": e.detail}, status=403)
+    body = a.as_dict()
+    if a.pair is None and not a.completion_code:
+        study = get_object_or_404(Study, slug=slug)
+        body.update(paused=a.paused, stranded=waiting.stranded(study, voter.pk, timezone.now()))
+    return JsonResponse(body)
 
 
 @require_POST
+@voter_json
 def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
     """Vote and get the next comparison: the page's one round trip per answer."""
     if refused := VotingThrottle().refusal(request):
@@ -135,7 +259,7 @@ def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
     try:
         data = validated(VoteRequest, json.loads(request.body))
     except (ValueError, RecursionError):
-        return JsonResponse({"detail": "Send a JSON object."}, status=400)
+        return JsonResponse({"detail": gettext("Send a JSON object.")}, status=400)
     except ValidationError as e:
         return JsonResponse(e.detail, status=400)
     try:
@@ -145,6 +269,31 @@ def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
     except store.VoteRejected as e:
         if e.reason == "unknown_voter":  # the session's voter no longer exists
             identity.forget(request, slug)
-            return JsonResponse({"detail": e.detail}, status=403)
-        return JsonResponse({"detail": e.detail}, status=e.status_code)
+            return JsonResponse({"detail": e.detail, "reason": e.reason}, status=403)
+        body = {"detail": e.detail, "reason": e.reason}
+        if e.reason in CLOSED_REASONS:
+            body["notice"] = "closed"
+        return JsonResponse(body, status=e.status_code)
     return JsonResponse(a.as_dict(), status=201 if created else 200)
+
+
+@voter_page
+def _cookies_refused(request: HttpRequest, study: Study) -> HttpResponse:
+    context = {"study": study, "again_url": request.get_full_path()}
+    return render(request, "voting/cookies.html", context, status=403)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A refused form (``settings.CSRF_FAILURE_VIEW``). On a voter page the likely cause is a
+    browser that keeps no cookies in MTurk's frame: the page offers the study in a tab of its
+    own, in the study's language. Elsewhere, Django's page."""
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        match = None
+    if match is not None and match.namespace == "voting" and "slug" in match.kwargs:
+        try:
+            return _cookies_refused(request, match.kwargs["slug"])
+        except Http404:
+            pass
+    return django_csrf_failure(request, reason)

@@ -1,6 +1,7 @@
 // The voting page: one POST per answer returns the next pair, so it shows at once.
 // Buttons stay disabled until the server acknowledges the answer; a failed request is retried
 // with backoff (the server treats a repeated identical vote as the same vote, so no double vote).
+// Its texts come translated from the page (#voting-messages); "{name}" marks a value to fill in.
 (function () {
   "use strict";
   var root = document.getElementById("voting");
@@ -13,12 +14,29 @@
   var retryButton = document.getElementById("retry");
   var announce = document.getElementById("announce");
   var state = JSON.parse(document.getElementById("first-comparison").textContent);
+  var T = JSON.parse(document.getElementById("voting-messages").textContent);
+  // A refusal may name a notice (its ballot closed early): the page that follows shows it.
+  var notice = null;
   var shownAt = performance.now();
   var busy = false;
   var pending = null; // the body of an answer the server has not acknowledged yet
   var MAX_ATTEMPTS = 6;
 
   function pairText(item) { return item.token_a + " \u2013 " + item.token_b; }
+
+  function fmt(text, values) {
+    return text.replace(/\{(\w+)\}/g, function (all, name) {
+      return Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : all;
+    });
+  }
+
+  function announceQuestion(data) {
+    announce.textContent = fmt(T.question, {
+      number: data.progress.answered + 1,
+      left: pairText(data.comparison.left),
+      right: pairText(data.comparison.right)
+    });
+  }
 
   function setBusy(on) {
     busy = on;
@@ -42,8 +60,8 @@
     var bar = document.getElementById("progress-bar");
     bar.max = p.quota;
     bar.value = p.answered;
-    document.getElementById("progress-text").textContent = p.answered + " of " + p.quota + " answered";
-    announce.textContent = "Question " + (p.answered + 1) + ": " + pairText(c.left) + ", or " + pairText(c.right) + ".";
+    document.getElementById("progress-text").textContent = fmt(T.progress, { answered: p.answered, quota: p.quota });
+    announceQuestion(data);
     state = data;
     setBusy(false);
     // A disabled button loses keyboard focus: give it back so keyboard users keep their place.
@@ -54,8 +72,9 @@
   }
 
   function handle(data, focused) {
-    if (data.comparison) { render(data, focused); return; }
-    window.location.assign(data.completion_code ? urls.doneUrl : urls.waitUrl);
+    if (data.comparison) { notice = null; render(data, focused); return; }
+    var next = data.completion_code ? urls.doneUrl : urls.waitUrl;
+    window.location.assign(notice ? next + "?notice=" + notice : next);
   }
 
   function sleep(ms) { return new Promise(function (resolve) { setTimeout(resolve, ms); }); }
@@ -74,7 +93,7 @@
       var resp = await fetch(urls.nextUrl, { credentials: "same-origin", headers: { "Accept": "application/json" } });
       if (resp.ok) { handle(await resp.json(), null); return; }
     } catch (e) { /* fall through */ }
-    showMessage("We could not load the next pair. Please reload the page.", false);
+    showMessage(T.reloadFailed, false);
   }
 
   async function deliver(focused) {
@@ -91,23 +110,25 @@
       if (resp && resp.status >= 400 && resp.status < 500 && resp.status !== 408 && resp.status !== 429) {
         // Rejected (not a network problem): retrying would not help. Say why and move on.
         pending = null;
-        var detail = null;
-        try { detail = (await resp.json()).detail; } catch (e) { detail = null; }
+        var body = {};
+        try { body = (await resp.json()) || {}; } catch (e) { body = {}; }
+        var detail = typeof body.detail === "string" ? body.detail : null;
         if (resp.status === 403) {
-          showMessage((detail || "Your session has ended.") + " Reload the page to continue.", false);
+          showMessage(fmt(T.reloadToContinue, { reason: detail || T.sessionEnded }), false);
           return;
         }
-        showMessage((detail || "That answer was not accepted.") + " Here is your next pair.", false);
+        if (typeof body.notice === "string" && /^[a-z]+$/.test(body.notice)) notice = body.notice;
+        showMessage(fmt(T.nextPair, { reason: detail || T.notAccepted }), false);
         await reloadCurrent();
         return;
       }
       if (attempt < MAX_ATTEMPTS) {
-        showMessage("Connection problem: trying again in " + Math.round(delay / 1000) + " s\u2026", false);
+        showMessage(fmt(T.retrying, { seconds: Math.round(delay / 1000) }), false);
         await sleep(delay);
         delay = Math.min(delay * 2, 16000);
       }
     }
-    showMessage("We could not reach the server. Your answer is not lost: press \u201cTry again\u201d.", true);
+    showMessage(T.unreachable, true);
   }
 
   function answer(choice) {
@@ -131,7 +152,10 @@
     if (pending) { hideMessage(); deliver(null); }
   });
 
-  var KEYS = { ArrowLeft: "left", "1": "left", ArrowRight: "right", "2": "right", ArrowDown: "tie", "0": "tie" };
+  // The first pair's arrow is the one on its side of the page (right to left: the right arrow).
+  var KEYS = { "1": "left", "2": "right", ArrowDown: "tie", "0": "tie" };
+  KEYS[root.dataset.firstKey || "ArrowLeft"] = "left";
+  KEYS[root.dataset.secondKey || "ArrowRight"] = "right";
   document.addEventListener("keydown", function (e) {
     if (e.altKey || e.ctrlKey || e.metaKey || e.repeat) return;
     var choice = KEYS[e.key];
@@ -140,6 +164,6 @@
     answer(choice);
   });
 
-  announce.textContent = "Question " + (state.progress.answered + 1) + ": " + pairText(state.comparison.left) + ", or " + pairText(state.comparison.right) + ".";
+  announceQuestion(state);
   setBusy(false); // ready: the buttons were disabled until now
 })();

@@ -1,8 +1,11 @@
-// "No pairs right now": ask the server every 10 seconds and move on once there is work.
+// "No pairs right now": ask the server every 10 seconds and move on once there is work. When the
+// study pauses or resumes, or the voter becomes stranded (the partial code is then offered), the
+// page reloads to say so. Texts come translated from the page (#voting-messages).
 (function () {
   "use strict";
   var root = document.getElementById("waiting");
   var status = document.getElementById("wait-status");
+  var T = JSON.parse(document.getElementById("voting-messages").textContent);
   var PERIOD = 10000;
 
   async function check() {
@@ -12,12 +15,18 @@
         var data = await resp.json();
         if (data.comparison) { window.location.assign(root.dataset.voteUrl); return; }
         if (data.completion_code) { window.location.assign(root.dataset.doneUrl); return; }
-        status.textContent = "Still nothing new. Checking again in 10 seconds\u2026";
+        var paused = data.paused ? "1" : "0";
+        var stranded = data.stranded ? "1" : "0";
+        if (paused !== root.dataset.paused || (stranded === "1" && root.dataset.stranded !== "1")) {
+          window.location.reload();
+          return;
+        }
+        status.textContent = T.stillNothing;
       } else {
-        status.textContent = "Could not check just now. Trying again in 10 seconds\u2026";
+        status.textContent = T.checkFailed;
       }
     } catch (e) {
-      status.textContent = "No connection. Trying again in 10 seconds\u2026";
+      status.textContent = T.offline;
     }
     setTimeout(check, PERIOD);
   }

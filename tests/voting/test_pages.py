@@ -41,7 +41,7 @@ def test_the_study_link_shows_instructions_with_examples_and_keys(client, study)
     r = client.get("/s/sales/" + PROLIFIC)
     assert r.status_code == 200
     html = r.content.decode()
-    assert '<html lang="en">' in html
+    assert '<html lang="en" dir="ltr">' in html
     assert "Example 1" in html and "Example 2" in html
     assert "<kbd>←</kbd>" in html and "<kbd>0</kbd>" in html
     assert "I agree" in html

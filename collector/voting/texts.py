@@ -1,0 +1,55 @@
+"""The voter pages' fixed texts that live outside the templates, translated like them.
+
+- :data:`NOTICES`: the sentences a voter page shows for a ``?notice=<key>`` in its URL. Only these
+  keys mean anything; the URL never carries text, so nothing from it is ever shown.
+- :func:`script_messages`: the voting and waiting scripts' messages, handed to them with
+  ``json_script`` (the scripts are files: the Content-Security-Policy forbids inline ones).
+  ``{name}`` marks a value the script fills in.
+"""
+
+from __future__ import annotations
+
+from django.http import QueryDict
+from django.utils.translation import gettext, gettext_lazy
+
+__all__ = ["NOTICES", "notice", "progress", "script_messages"]
+
+NOTICES = {
+    # A vote refused because its ballot closed early (the refusals "voided" and "ballot_closed").
+    "closed": gettext_lazy(
+        "This round of questions was closed early, so your last answer could not be counted. "
+        "Thank you all the same: everything you answered before it was recorded."
+    ),
+}
+
+
+def notice(params: QueryDict) -> str | None:
+    """The notice named by the query string's ``notice`` key, if it is one of ours."""
+    key = params.get("notice", "")
+    return key if key in NOTICES else None
+
+
+def script_messages() -> dict[str, str]:
+    """The voting and waiting scripts' messages in the active language."""
+    return {
+        "progress": gettext("{answered} of {quota} answered"),
+        "question": gettext("Question {number}: {left}, or {right}."),
+        "reloadFailed": gettext("We could not load the next pair. Please reload the page."),
+        "sessionEnded": gettext("Your session has ended."),
+        "reloadToContinue": gettext("{reason} Reload the page to continue."),
+        "notAccepted": gettext("That answer was not accepted."),
+        "nextPair": gettext("{reason} Here is your next pair."),
+        "retrying": gettext("Connection problem: trying again in {seconds} s…"),
+        "unreachable": gettext(
+            "We could not reach the server. Your answer is not lost: press “Try again”."
+        ),
+        # The wait page's script.
+        "stillNothing": gettext("Still nothing new. Checking again in 10 seconds…"),
+        "checkFailed": gettext("Could not check just now. Trying again in 10 seconds…"),
+        "offline": gettext("No connection. Trying again in 10 seconds…"),
+    }
+
+
+def progress(answered: int, quota: int) -> str:
+    """The voting page's progress line, as its script writes it."""
+    return script_messages()["progress"].format(answered=answered, quota=quota)
