@@ -69,6 +69,7 @@ def test_it_runs_an_adaptive_study_of_three_ballots_end_to_end(celery_worker, tm
     assert header == [
         "ballot", "comparison_id", "item_left", "item_right", "choice", "voter", "created_at",
         "response_ms", "left_token_a", "left_token_b", "right_token_a", "right_token_b",
+        "voter_excluded",
     ]  # fmt: skip
     assert len(votes) == 56 + 28 + 14
     header, rows = read_csv(export("export_ranking", study, tmp_path))

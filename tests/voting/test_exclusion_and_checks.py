@@ -105,7 +105,8 @@ def test_a_check_comes_at_the_set_rate_never_first_and_is_stored_apart(make_stud
     blocks = [shown[k : k + 5] for k in range(0, len(shown), 5)]
     assert all(sum(b) == 1 for b in blocks[:-1])  # one check in every block of five
     assert Vote.objects.filter(voter=voter).count() == 40  # the quota counts comparisons only
-    assert CheckAnswer.objects.filter(voter=voter).count() == sum(shown) == 10
+    # Ten blocks of five; the last may end at the quota before its check.
+    assert CheckAnswer.objects.filter(voter=voter).count() == sum(shown) in (9, 10)
     assert not Vote.objects.filter(comparison_id__in=CheckAnswer.objects.values("id")).exists()
 
 

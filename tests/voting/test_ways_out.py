@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.utils import timezone
 
-from collector.models import Study, Voter
+from collector.models import Comparison, Study, Voter
 from collector.voting import exits, store
 from collector.voting.exits import Outcome
 from tests.voting.voter_client import MTURK_SANDBOX, PROLIFIC, answer_all, mturk, start
@@ -173,23 +174,13 @@ def test_one_rule_decides_each_outcomes_code_and_destination(outcome, redirect_u
     assert (way.url, way.automatic) == expected
 
 
-# --- excluded voters and a paused study (what the store says: Assignment.excluded / .paused)
+# --- excluded voters and a paused study (the voting function's Assignment.excluded / .paused)
 
 
-def with_assignment(monkeypatch, **fields) -> None:
-    def fake(voter):
-        return store.Assignment(pair=None, answered=3, quota=5, completion_code=None, **fields)
-
-    monkeypatch.setattr(store, "next_assignment", fake)
-
-
-def test_an_excluded_voter_gets_the_excluded_code_on_a_neutral_page(client, study, monkeypatch):
+def test_an_excluded_voter_gets_the_excluded_code_on_a_neutral_page(client, study):
     start(client, "sales", PROLIFIC)
-    monkeypatch.setattr(
-        store,
-        "next_assignment",
-        lambda voter: store.Assignment(None, 3, 5, study.excluded_code, excluded=True),
-    )
+    voter = Voter.objects.get(study=study, participant="pp-1")
+    assert store.exclude_voter(voter.pk, "speeder") == 0
     assert client.get("/s/sales/vote/")["Location"] == "/s/sales/done/"
     html = client.get("/s/sales/done/").content.decode()
     assert "Thank you for your time" in html and "no more questions for you" in html
@@ -197,22 +188,19 @@ def test_an_excluded_voter_gets_the_excluded_code_on_a_neutral_page(client, stud
     assert "excluded" not in html.lower()  # neutral wording
 
 
-def test_an_excluded_voter_goes_to_the_redirect_with_the_excluded_code(
-    client, make_study, monkeypatch
-):
+def test_an_excluded_voter_goes_to_the_redirect_with_the_excluded_code(client, make_study):
     study = make_study(slug="p", redirect_url=PLACEHOLDER, excluded_code="EXC9")
     start(client, "p", PROLIFIC)
-    monkeypatch.setattr(
-        store, "next_assignment", lambda voter: store.Assignment(None, 1, 5, "EXC9", excluded=True)
-    )
+    store.exclude_voter(Voter.objects.get(study=study).pk, "failed checks")
     html = client.get("/s/p/done/").content.decode()
     assert 'href="https://app.prolific.com/submissions/complete?cc=EXC9"' in html
     assert study.completion_code not in html
 
 
-def test_a_paused_study_says_so_on_the_wait_page(client, study, monkeypatch):
+def test_a_paused_study_says_so_on_the_wait_page(client, study):
     start(client, "sales", PROLIFIC)
-    with_assignment(monkeypatch, paused=True)
+    Study.objects.filter(pk=study.pk).update(paused_at=timezone.now())
+    Comparison.objects.filter(ballot__study=study).update(leased_to=None)  # nothing in hand
     assert client.get("/s/sales/vote/")["Location"] == "/s/sales/wait/"
     html = client.get("/s/sales/wait/").content.decode()
     assert "The study is paused" in html and 'data-paused="1"' in html
