@@ -220,8 +220,8 @@ class NextComparison(VoterTokenEndpoint):
     @extend_schema(
         operation_id="voting_next",
         summary="The voter's next comparison",
-        description="Returns the comparison leased to this voter (the same one until answered, "
-        "lease extended), or claims a new one.",
+        description="Returns the comparison leased to this voter (the same one until answered; "
+        "its lease renewed only once expired), or claims a new one.",
         responses={200: AssignmentShape, **error_responses(401, 403, 404)},
         examples=[EXAMPLE],
         tags=["voting"],

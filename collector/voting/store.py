@@ -206,7 +206,7 @@ class VoterToken(NamedTuple):
 
 
 class _Result(NamedTuple):
-    """A row of ``collector_vote_v2`` (its OUT columns, in order)."""
+    """A row of ``collector_vote_v3`` (its OUT columns, in order)."""
 
     outcome: str
     voter: int | None
@@ -289,7 +289,8 @@ def check_voter(voter: Voter | VoterToken) -> None:
 
 
 def next_assignment(voter: Voter | VoterToken) -> Assignment:
-    """The voter's outstanding comparison (lease extended), else a newly claimed one."""
+    """The voter's attention check or outstanding comparison (its lease renewed once expired),
+    else a newly claimed one."""
     return _assignment(_call(voter, now=timezone.now()))
 
 
