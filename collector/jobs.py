@@ -41,27 +41,24 @@ def send_close_ballot(ballot_id: int) -> None:
         log.exception("cannot enqueue the close of ballot %s; the sweep will resend it", ballot_id)
 
 
-def refit_pooled_after_commit(study_id: int) -> None:
-    """Send the refit of a finished study's pooled Bradley-Terry strengths (after an exclusion)
-    once the current transaction commits (with no broker, the demo, run it in this process)."""
+def _send_after_commit(task: str, object_id: int) -> None:
+    """Send ``task(object_id)`` once the current transaction commits (with no broker, the demo,
+    run it in this process)."""
 
     def send() -> None:
         if settings.CELERY_TASK_ALWAYS_EAGER:
-            current_app.tasks[REFIT_POOLED].apply(args=(study_id,))
+            current_app.tasks[task].apply(args=(object_id,))
         else:
-            current_app.send_task(REFIT_POOLED, (study_id,), ignore_result=True)
+            current_app.send_task(task, (object_id,), ignore_result=True)
 
     transaction.on_commit(send)
+
+
+def refit_pooled_after_commit(study_id: int) -> None:
+    """Refit a finished study's stored pooled Bradley-Terry strengths (after an exclusion)."""
+    _send_after_commit(REFIT_POOLED, study_id)
 
 
 def evaluate_after_commit(evaluation_id: int) -> None:
-    """Send the run of ``evaluation_id`` once the current transaction commits (with no broker,
-    the demo, run it in this process)."""
-
-    def send() -> None:
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            current_app.tasks[EVALUATE_MODEL].apply(args=(evaluation_id,))
-        else:
-            current_app.send_task(EVALUATE_MODEL, (evaluation_id,), ignore_result=True)
-
-    transaction.on_commit(send)
+    """Run a queued evaluation."""
+    _send_after_commit(EVALUATE_MODEL, evaluation_id)

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
-__all__ = ["CHROMIUM_ARGS", "browser", "orm_beside_playwright_loop", "shot"]
+__all__ = ["CHROMIUM_ARGS", "browser", "logged_in", "orm_beside_playwright_loop", "shot"]
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -47,3 +47,17 @@ def shot(page, name: str) -> None:
     folder = os.environ.get("SCREENSHOT_DIR")
     if folder:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+def logged_in(
+    browser: Browser, base_url: str, user, width: int = 1280, height: int = 900
+) -> BrowserContext:
+    """A browser context with ``user`` logged in on the live server at ``base_url``."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(viewport={"width": width, "height": height})
+    cookie = client.cookies["sessionid"].value
+    context.add_cookies([{"name": "sessionid", "value": cookie, "url": base_url}])
+    return context

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 from django.db.models import Sum
-from django.test import Client
 from playwright.sync_api import expect
 
 from collector.models import Ballot, ItemScore, Study, VoidedVote, Vote, Voter
 from collector.voting import store
-from tests.browser import shot
+from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user, wait_closed, wait_for
 from tests.factories import add_checks, make_study
 
@@ -36,12 +35,7 @@ def test_staff_exclude_a_speeder_and_the_ballot_still_gets_m_answers_per_item(
     study = make_study(created_by=owner, slug="crowd", n_items=20, m=4, n_ballots=2, cap=12,
                        auto_open=True)  # fmt: skip
     add_checks(study, 2, every=6)
-    client = Client()
-    client.force_login(owner)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_cookies(
-        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-    )
+    context = logged_in(browser, live_server.url, owner)
     page = context.new_page()
     page.goto(f"{live_server.url}/staff/crowd/")
     expect(page.locator("#live-ballot")).to_contain_text("0 of 40 comparisons answered")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client, override_settings
+from django.test import override_settings
 from playwright.sync_api import expect
 
 from collector.models import Evaluation
-from tests.browser import shot
+from tests.browser import logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import BAD_FILES, scores_csv
 
@@ -21,12 +21,7 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
 ):
     owner = staff_user()
     study = finished_study(monkeypatch, created_by=owner, slug="gold")
-    client = Client()
-    client.force_login(owner)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_cookies(
-        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-    )
+    context = logged_in(browser, live_server.url, owner)
     page = context.new_page()
     page.goto(f"{live_server.url}/staff/gold/")
     expect(page.get_by_text("No model evaluated yet.")).to_be_visible()

@@ -7,11 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client
 from playwright.sync_api import expect
 
 from collector.models import Item, Study
-from tests.browser import shot
+from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user
 from tests.factories import make_study
 
@@ -29,12 +28,7 @@ def items_of(study: Study) -> list[tuple[int, str, str, str]]:
 @pytest.fixture
 def page(live_server, browser):
     owner = staff_user()
-    client = Client()
-    client.force_login(owner)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_cookies(
-        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-    )
+    context = logged_in(browser, live_server.url, owner)
     page = context.new_page()
     page.owner = owner
     yield page
