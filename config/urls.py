@@ -14,4 +14,5 @@ urlpatterns = [
     path("", include("collector.staff.urls")),
 ]
 
+handler400 = "collector.api_errors.refused"
 handler404 = "collector.api_errors.not_found"

@@ -27,6 +27,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError
 
+from collector import api_errors
 from collector.models import Study, Voter
 from collector.voting import exits, identity, language, store, texts, waiting
 from collector.voting.briefing import briefing
@@ -291,6 +292,9 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
         match = resolve(request.path_info)
     except Resolver404:
         match = None
+    if api_errors.reads_json(request):  # the page's script: it shows the message
+        detail = gettext("Your session has ended. Open the study link again.")
+        return JsonResponse({"detail": detail}, status=403)
     if match is not None and match.namespace == "voting" and "slug" in match.kwargs:
         try:
             return _cookies_refused(request, match.kwargs["slug"])

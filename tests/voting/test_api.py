@@ -7,6 +7,7 @@ import re
 import pytest
 from django.conf import settings
 from django.contrib.staticfiles import finders
+from django.test import Client
 from rest_framework.test import APIClient
 
 from collector.models import Ballot, Comparison, Vote, Voter
@@ -302,3 +303,26 @@ def test_anonymous_clients_get_the_voting_apis_schema_and_staff_the_whole(
     client.force_login(staff)
     whole = client.get("/api/v1/schema/?format=json").json()["paths"]
     assert set(public) < set(whole) and any(p.startswith("/api/v1/staff/") for p in whole)
+
+
+def test_a_body_over_the_upload_limit_is_a_json_400(client, make_study):
+    study = make_study()
+    body = b'{"participant": "' + b"x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1) + b'"}'
+    response = client.post(
+        f"/api/v1/studies/{study.slug}/voters", body, content_type="application/json"
+    )
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert "too large" in response.json()["detail"]
+    assert not study.voters.exists()
+    page = client.post("/staff/new/", body, content_type="application/json")
+    assert page.status_code in (302, 400) and "json" not in page["Content-Type"]
+
+
+def test_a_failed_csrf_check_on_the_voting_pages_json_is_a_json_403(make_study):
+    study = make_study(slug="csrf")
+    voter = Client(enforce_csrf_checks=True)
+    response = voter.post(
+        "/s/csrf/answer", {"comparison_id": 1, "choice": "left"}, content_type="application/json"
+    )
+    assert response.status_code == 403 and response.json()["detail"]
+    assert not study.voters.exists()
