@@ -100,10 +100,11 @@ def mturk_submit(platform: Mapping[str, object]) -> MTurkSubmit | None:
         return None
     try:
         parts = urlsplit(target.strip())
+        port = parts.port  # raises on a port that is not a number in 0-65535
     except ValueError:
         return None
     origin = f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}"
-    clean = parts.port is None and not parts.username and not parts.password
+    clean = port is None and not parts.username and not parts.password
     if origin not in MTURK_ORIGINS or not clean or parts.path not in ("", "/"):
         return None
     return MTurkSubmit(origin + MTURK_SUBMIT_PATH, assignment)

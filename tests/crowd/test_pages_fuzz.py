@@ -75,7 +75,6 @@ SHAPES: dict[str, dict[str, str]] = {
         "turkSubmitTo": "HTTPS://user:pw@WWW.MTURK.COM/",
     },
     "mturk-bad-ipv6": {"workerId": "W6", "assignmentId": "A6", "turkSubmitTo": "https://[www"},
-    # MALFORMED_PORTS join these once way_out takes them (the xfail tests at the end).
     "mturk-port": {
         "workerId": "W5",
         "assignmentId": "A5",
@@ -85,6 +84,12 @@ SHAPES: dict[str, dict[str, str]] = {
     "unknown-notice": {"notice": "__class__"},
 }
 MALFORMED_PORTS = ("https://www.mturk.com:abc", "https://www.mturk.com:99999")
+SHAPES.update(
+    {
+        f"mturk-malformed-port-{k}": {"workerId": "W8", "assignmentId": "A8", "turkSubmitTo": t}
+        for k, t in enumerate(MALFORMED_PORTS)
+    }
+)
 ACCEPT_LANGUAGE = {
     "german": "de-CH,de;q=0.9,*;q=0.5",
     "any": "*",
@@ -447,17 +452,9 @@ def test_the_study_link_takes_any_platform_values(client, value, no_throttling, 
     assert voter.participant == value.replace("\x00", "").strip()[:MAX_PARTICIPANT_LENGTH]
 
 
-# --- a 5xx the probe found (fails until fixed; then drop the marks, add MALFORMED_PORTS to SHAPES)
-
-MALFORMED_PORT = pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="collector.voting.exits.mturk_submit reads urlsplit(turkSubmitTo).port outside its "
-    "try: a port that is not a number, or over 65535, raises ValueError (a 500)",
-)
+# --- a 5xx the probe found: an MTurk submit host with a malformed port
 
 
-@MALFORMED_PORT
 @pytest.mark.parametrize("target", MALFORMED_PORTS, ids=["not-a-number", "out-of-range"])
 def test_an_mturk_worker_whose_submit_host_has_a_malformed_port_may_still_decline(
     client, target, no_throttling, db
@@ -469,7 +466,6 @@ def test_an_mturk_worker_whose_submit_host_has_a_malformed_port_may_still_declin
     assert "externalSubmit" not in r.content.decode()  # not MTurk's host: the code alone
 
 
-@MALFORMED_PORT
 @pytest.mark.parametrize("target", MALFORMED_PORTS, ids=["not-a-number", "out-of-range"])
 def test_an_mturk_worker_whose_submit_host_has_a_malformed_port_still_gets_their_code(
     target, no_throttling, db
