@@ -10,12 +10,12 @@ import http.client
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-from django.test import Client, override_settings
+from django.test import override_settings
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from collector.models import Ballot, Comparison, Vote, Voter
-from tests.browser import shot
+from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -244,6 +244,7 @@ def test_a_voter_sees_the_pages_in_italian(live_server, make_study, browser):
     expect(page.locator("#progress-text")).to_have_text("0 di 2 completate")
     expect(page.get_by_role("button", name="Non so decidere")).to_be_visible()
     shot(page, "vote-it")
+    expect(page.locator("#choice-left")).to_be_enabled()  # the page's script handles keys now
     page.keyboard.press("ArrowLeft")
     expect(page.locator("#progress-text")).to_have_text("1 di 2 completate")
     page.keyboard.press("2")
@@ -272,12 +273,7 @@ def test_the_voter_pages_in_english_on_a_desktop(live_server, make_study, browse
 def test_staff_try_a_study_as_a_voter(live_server, make_study, browser):
     owner = staff_user()
     make_study(slug="try", n_items=6, cap=3, created_by=owner)
-    client = Client()
-    client.force_login(owner)
-    context = browser.new_context(viewport={"width": 1100, "height": 800})
-    context.add_cookies(
-        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-    )
+    context = logged_in(browser, live_server.url, owner, 1100, 800)
     page = context.new_page()
     violations = watch_csp(page)
     page.goto(f"{live_server.url}/staff/try/try/")
