@@ -43,6 +43,8 @@ urlpatterns = [
     path("staff/<slug:slug>/figures/", staff.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
+    path("staff/<slug:slug>/ballots.csv", live.ballots_csv, name="staff-ballots-csv"),
+    path("staff/<slug:slug>/interim.csv", live.interim_csv, name="staff-interim-csv"),
     path("staff/<slug:slug>/voters.csv", voters.voters_csv, name="staff-voters-csv"),
     path(
         "staff/<slug:slug>/voters/<slug:pseudonym>/exclude/",

@@ -7,10 +7,12 @@ from django.test import Client
 from playwright.sync_api import expect
 
 import ranking
+from collector import jobs
 from collector.models import Vote, Voter
+from collector.studies import lifecycle
 from collector.voting import store
 from tests.browser import shot
-from tests.collector.helpers import staff_user
+from tests.collector.helpers import read_csv, staff_user
 from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,3 +77,18 @@ def test_staff_watch_the_progress_move_without_a_reload(live_server, browser, ow
     assert page.evaluate("window.notReloaded") is True
     assert Vote.objects.count() == 3
     context.close()
+
+
+def test_the_live_figures_and_the_interim_ranking_come_as_csv(client, owner, monkeypatch):
+    study = make_study(created_by=owner, slug="csv", n_ballots=3, auto_open=True)
+    client.force_login(owner)
+    vote_some(study, 4, response_ms=3000)
+    header, rows = read_csv(b"".join(client.get("/staff/csv/ballots.csv")).decode())
+    assert header[:3] == ["ballot", "status", "answered"] and rows[0]["answered"] == "4"
+    assert int(rows[0]["items_without_answer"]) > 0 and rows[0]["status"] == "open"
+    assert read_csv(b"".join(client.get("/staff/csv/interim.csv")).decode())[1] == []
+    monkeypatch.setattr(jobs, "send_close_ballot", lifecycle.close_ballot)
+    lifecycle.close_early(study.ballots.get(number=1).pk)
+    header, rows = read_csv(b"".join(client.get("/staff/csv/interim.csv")).decode())
+    assert header == ["rank", "item_id", "area", "token_a", "token_b", "score"]
+    assert rows[0]["rank"] == "1" and float(rows[0]["score"]) >= float(rows[-1]["score"])
