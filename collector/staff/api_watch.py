@@ -25,10 +25,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.models import Ballot, Voter
+from collector.models import Voter
 from collector.staff import crowd, live, study_figures, study_page, voters
 from collector.staff.api import ERRORS, Conflict, _StudyView
-from collector.studies import attention_checks, importing, lifecycle
+from collector.studies import attention_checks, importing
 from collector.voting import store
 
 
@@ -39,14 +39,10 @@ class LiveView(_StudyView):
         responses={200: dict, **ERRORS},
     )
     def get(self, request: Request, slug: str) -> Response:
-        """The open ballot's progress, the projection of time and cost (Eq. 10), the open
-        ballot's items without an answered comparison, and the interim ranking."""
+        """The open ballot's progress (with its items without an answered comparison), the
+        projection of time and cost (Eq. 10), and the interim ranking."""
         study = self.study(request, slug)
         status = live.live_status(study, live.hourly_rate(request.query_params.get("rate")))
-        open_ballot = study.ballots.filter(status=Ballot.Status.OPEN).first()
-        status["items_without_answer"] = (
-            lifecycle.items_without_answer(open_ballot.pk) if open_ballot else None
-        )
         interim = study_page.interim_ranking(study)
         status["interim"] = {
             "after_ballot": interim.get("interim_after"),
@@ -76,17 +72,14 @@ class VotersView(_StudyView):
             field, errors = next(iter(form.errors.items()))
             raise ValidationError({"detail": f"{field}: {errors[0]}"})
         table = voters.voter_table(study, form.values())
-        found = None
-        if participant := form.cleaned_data.get("participant"):
-            hit = Voter.objects.filter(study=study, participant=participant).first()
-            found = hit.pseudonym if hit else None
-        rows = [{k: r[k] for k in ("voter", *voters.CSV_HEADER[1:])} for r in table["rows"]]
+        found = voters.find_participant(study, form.cleaned_data.get("participant"))
+        rows = [{k: r[k] for k in voters.CSV_HEADER} for r in table["rows"]]
         return Response(
             {
                 "voters": rows,
                 "position_bias": table["bias"],
                 "leave_one_out": table["leave_one_out"],
-                "found": found,
+                "found": found.pseudonym if found else None,
             }
         )
 

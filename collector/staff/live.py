@@ -2,10 +2,11 @@
 
 ``live_status`` is what ``/staff/<slug>/live.json`` serves and the page polls every few seconds:
 per ballot its answered, open, leased and voided comparisons; for the open ballot the votes per
-minute and the active voters over the last ``WINDOW`` and the time left at that rate; and the
-measured time per comparison (the median response time of the study's votes) with the time and
-cost it projects for every comparison still to come (Eq. 10: person-hours = t_comp x comparisons),
-beside the plan's figure for the same time per comparison. The pay rate comes from the page.
+minute and the active voters over the last ``WINDOW``, the time left at that rate and its items
+without an answered comparison (what an early close would leave unscored); and the measured time
+per comparison (the median response time of the study's votes) with the time and cost it
+projects for every comparison still to come (Eq. 10: person-hours = t_comp x comparisons), beside
+the plan's figure for the same time per comparison. The pay rate comes from the page.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def live_status(study: Study, hourly_rate: float | None = None) -> dict[str, Any
             row["active_voters"] = recent.values("voter_id").distinct().count()
             rate = row["votes_per_minute"]
             row["minutes_left"] = row["open"] / rate if rate else None
+            # What an early close would leave without a score from this ballot.
+            row["items_without_answer"] = lifecycle.items_without_answer(ballot.pk)
         ballots.append(row)
     seconds = _seconds_per_comparison(study)
     plan = creating.plan(study.items.count(), study.n_ballots, study.alpha, study.m, study.design)
@@ -131,12 +134,10 @@ INTERIM_HEADER = ["rank", "item_id", "area", "token_a", "token_b", "score"]
 def ballots_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     """The live figures per ballot, with the open ballot's items without an answer, as CSV."""
     study = get_study(request, slug)
-    rows = []
-    for b in live_status(study)["ballots"]:
-        if b["status"] == Ballot.Status.OPEN:
-            ballot_id = study.ballots.values_list("id", flat=True).get(number=b["number"])
-            b = {**b, "items_without_answer": lifecycle.items_without_answer(ballot_id)}
-        rows.append([b["number"], *(b.get(k) for k in BALLOTS_HEADER[1:])])
+    rows = (
+        [b["number"], *(b.get(k) for k in BALLOTS_HEADER[1:])]
+        for b in live_status(study)["ballots"]
+    )
     return download(csv_lines(BALLOTS_HEADER, rows), f"{study.slug}-ballots.csv")
 
 

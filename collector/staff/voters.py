@@ -156,6 +156,13 @@ def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[s
     }
 
 
+def find_participant(study: Study, participant: str | None) -> Voter | None:
+    """The study's voter with this platform id (any platform), for payments and rejections."""
+    if not participant:
+        return None
+    return Voter.objects.filter(study=study, participant=participant).first()
+
+
 def flagged(row: dict[str, Any]) -> bool:
     return any(row[f] for f in FLAGS)
 
@@ -166,9 +173,7 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     form = Thresholds(_with_defaults(request)) if request.GET else Thresholds()
     values = form.values()
     table = voter_table(study, values)
-    found = None
-    if values["participant"]:
-        found = Voter.objects.filter(study=study, participant=values["participant"]).first()
+    found = find_participant(study, values["participant"])
     n_flagged = sum(flagged(r) for r in table["rows"])
     excluded = sum(r["excluded"] for r in table["rows"])
     context = {

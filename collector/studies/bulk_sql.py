@@ -340,20 +340,6 @@ def update_scores(ballot_id: int, item_ids: np.ndarray, values: dict[str, np.nda
         )
 
 
-def update_final_ranks(
-    study_id: int, item_ids: np.ndarray, ranks: np.ndarray, scores: np.ndarray
-) -> None:
-    """Store every item's final rank and score in one statement."""
-    table = Item._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} i SET final_rank = u.r, final_score = u.s "
-            "FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) AS u(id, r, s) "
-            "WHERE i.id = u.id AND i.study_id = %s",
-            [_pg_array(item_ids), _pg_array(ranks), _pg_array(scores), study_id],
-        )
-
-
 def update_items(study_id: int, item_ids: np.ndarray, values: dict[str, np.ndarray]) -> None:
     """Set columns of a study's items in one statement (NaN stored as NULL)."""
     if item_ids.size == 0:

@@ -214,7 +214,7 @@ def _finish(study: Study, scores: np.ndarray, item_ids: np.ndarray) -> None:
     ranks = ranking.ranks_from_scores(
         scores, study_rng(study, study.n_ballots + 1, Purpose.FINAL_RANKS)
     )
-    bulk_sql.update_final_ranks(study.pk, item_ids, ranks, scores)
+    bulk_sql.update_items(study.pk, item_ids, {"final_rank": ranks, "final_score": scores})
     pooled_fit.store_pooled_fit(study.pk)
     Study.objects.filter(id=study.pk).update(
         status=Study.Status.FINISHED, finished_at=timezone.now()

@@ -225,8 +225,6 @@ class _Result(NamedTuple):
     open_left: int | None
     excluded: bool | None
     paused: bool | None
-    is_check: bool | None
-    address_full: bool | None
     pair_id: int | None
     left: tuple[Any, ...]
     right: tuple[Any, ...]
@@ -250,7 +248,7 @@ def _call(
     with connection.cursor() as cur:
         cur.execute(_VOTE_SQL, [*who, cid, choice, response_ms, now, hand_out, *bound])
         row = cur.fetchone()
-    result = _Result._make([*row[:20], tuple(row[20:26]), tuple(row[26:32])])
+    result = _Result._make([*row[:18], tuple(row[18:24]), tuple(row[24:30])])
     refusal = REFUSALS.get(result.outcome)
     if refusal is not None:
         status, detail = refusal

@@ -60,9 +60,8 @@ CREATE OR REPLACE FUNCTION collector_vote_v3(
     -- the vote (stored now, or the identical one stored before) and the open-comparison probe
     OUT vote_id bigint, OUT vote_ballot bigint, OUT vote_ms integer, OUT vote_created timestamptz,
     OUT open_left bigint,
-    -- the voter excluded, the study paused (or archived), the vote an attention check's answer,
-    -- the address bound reached (so nothing was claimed)
-    OUT out_excluded boolean, OUT out_paused boolean, OUT is_check boolean, OUT address_full boolean,
+    -- the voter excluded, the study paused (archiving pauses it too)
+    OUT out_excluded boolean, OUT out_paused boolean,
     -- the next comparison, with its items and tokens
     OUT pair_id bigint,
     OUT l_item bigint, OUT l_index integer, OUT l_a bigint, OUT l_a_text text,
@@ -92,7 +91,7 @@ BEGIN
     SELECT vr.id, s.id, s.slug, s.per_voter_cap, s.lease_seconds, s.allow_ties,
            s.status = 'finished', s.completion_code, b.id, b.status = 'open', b.n_comparisons,
            (SELECT COUNT(*) FROM collector_vote v WHERE v.voter_id = vr.id AND v.ballot_id = b.id),
-           vr.excluded_at IS NOT NULL, s.paused_at IS NOT NULL OR s.archived_at IS NOT NULL,
+           vr.excluded_at IS NOT NULL, s.paused_at IS NOT NULL,
            vr.address, s.check_every, s.check_fail_limit, s.check_exclude, s.excluded_code
     INTO out_voter, out_study, v_slug, out_cap, v_lease, v_ties,
          out_finished, out_code, out_ballot, out_ballot_open, out_ballot_size, out_answered,
@@ -113,8 +112,6 @@ BEGIN
         outcome := 'wrong_study';
         RETURN;
     END IF;
-    is_check := false;
-    address_full := false;
     IF out_excluded THEN
         out_code := v_excluded_code;
         IF p_cid IS NOT NULL THEN
@@ -144,7 +141,6 @@ BEGIN
                 outcome := 'no_comparison';
                 RETURN;
             END IF;
-            is_check := true;
             IF k_choice <> '' THEN
                 IF k_choice <> p_choice THEN
                     outcome := 'answered_differently';
@@ -303,8 +299,7 @@ BEGIN
           AND o.id <> out_voter AND c.status = 'open' AND c.lease_expires_at > p_now;
         IF v_held >= LEAST(p_addr_limit,
                            GREATEST(1, ceil(p_addr_share * out_ballot_size)::integer)) THEN
-            address_full := true;
-            RETURN;
+            RETURN;  -- the voter waits, as when every comparison is taken
         END IF;
     END IF;
     IF v_cid IS NULL AND out_answered < out_cap THEN
