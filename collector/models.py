@@ -27,6 +27,11 @@ def new_pseudonym() -> str:
     return "v-" + secrets.token_hex(6)
 
 
+def _code(help_text: str = "") -> models.CharField:
+    """A code voters type into their platform: random unless staff set one."""
+    return models.CharField(max_length=32, default=new_completion_code, help_text=help_text)
+
+
 class Study(models.Model):
     class Design(models.TextChoices):
         ADAPTIVE = "adaptive", "Adaptive (top alpha fraction kept after each ballot)"
@@ -63,7 +68,7 @@ class Study(models.Model):
     auto_open = models.BooleanField(
         default=False, help_text="Open each next ballot as soon as it is generated."
     )
-    completion_code = models.CharField(max_length=32, default=new_completion_code)
+    completion_code = _code()
     redirect_url = models.URLField(blank=True, help_text="e.g. the Prolific completion link.")
     licence = models.CharField(
         max_length=200, blank=True, help_text="The dataset's licence (e.g. CC BY 4.0), in its card."
@@ -78,19 +83,9 @@ class Study(models.Model):
         default=False, help_text="Show the voter pages in the browser's language when shipped."
     )
     # Codes for the ways out other than completing the quota (see docs/running-a-study.md).
-    no_consent_code = models.CharField(
-        max_length=32, default=new_completion_code, help_text="For voters who do not consent."
-    )
-    partial_code = models.CharField(
-        max_length=32,
-        default=new_completion_code,
-        help_text="For voters left waiting with no pair for them (partial completion).",
-    )
-    excluded_code = models.CharField(
-        max_length=32,
-        default=new_completion_code,
-        help_text="For excluded voters, so they can be rejected on the platform.",
-    )
+    no_consent_code = _code("For voters who do not consent.")
+    partial_code = _code("For voters left waiting with no pair for them (partial completion).")
+    excluded_code = _code("For excluded voters, so they can be rejected on the platform.")
     stranded_minutes = models.PositiveIntegerField(
         default=10,
         help_text="Minutes a voter waits with no pair before being offered the partial code "

@@ -11,6 +11,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from collector.evaluation import running
+from collector.models import Ballot, Study
 from collector.studies import lifecycle, pooled_fit
 
 
@@ -33,10 +34,17 @@ def sweep_ballots() -> dict[str, int]:
     return lifecycle.sweep_ballots()
 
 
-@shared_task(acks_late=True)
-def refit_pooled(study_id: int) -> None:
-    """Store a finished study's pooled Bradley-Terry fit again (an exclusion changed it)."""
-    pooled_fit.store_pooled_fit(study_id)
+@shared_task(bind=True, acks_late=True, max_retries=60)
+def refit_pooled(self, study_id: int) -> str:
+    """Store a finished study's pooled Bradley-Terry fit again (an exclusion changed it); a study
+    whose last ballot is still closing is fitted once it has finished."""
+    status = Study.objects.filter(id=study_id).values_list("status", flat=True).first()
+    if status == Study.Status.FINISHED:
+        pooled_fit.store_pooled_fit(study_id)
+        return f"study {study_id}: pooled fit stored"
+    if Ballot.objects.filter(study_id=study_id, status=Ballot.Status.CLOSING).exists():
+        raise self.retry(countdown=10)
+    return f"study {study_id} is {status}: no pooled fit to store"
 
 
 @shared_task(acks_late=True)

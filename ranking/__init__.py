@@ -21,7 +21,7 @@ from .budget import (
     plan_study,
     uniform_m,
 )
-from .crowd_model import CROWD_FORMAT, REFERENCES, CrowdModel, reference_relatedness
+from .crowd_model import CROWD_FORMAT, CrowdModel, reference_relatedness
 from .crowd_noise import CrowdFit, fit_crowd
 from .crowd_prediction import Prediction, predict_study, prediction_similarities
 from .evaluation import (
@@ -74,7 +74,6 @@ from .word_vectors import VECTOR_FORMATS, WordVectors, load_word_vectors
 
 __all__ = [
     "CROWD_FORMAT",
-    "REFERENCES",
     "CrowdFit",
     "CrowdModel",
     "Prediction",

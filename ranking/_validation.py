@@ -89,6 +89,21 @@ def check_comparisons(
     return pair_ids, scores
 
 
+def check_similarities(values: npt.ArrayLike, name: str) -> FloatArray:
+    """Return ``values`` as a 1-D float64 array of at least two similarities in [-1, 1].
+
+    ``name`` starts the message (an argument's name, or a file's path).
+    """
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1 or array.size < 2:
+        raise ValueError(
+            f"{name}: need a 1-D array of at least two similarities, got shape {array.shape}"
+        )
+    if not np.all(np.isfinite(array)) or np.any(np.abs(array) > 1.0):
+        raise ValueError(f"{name}: similarities must be finite and lie in [-1, 1]")
+    return array
+
+
 def check_rank_vector(ranks: npt.ArrayLike, name: str) -> IntArray:
     """Return ``ranks`` as int64 if it is a permutation of 1..n with n >= 2."""
     array = np.asarray(ranks)

@@ -8,6 +8,7 @@ The vote probability is :mod:`ranking.crowd_likelihood`'s (Section 4.1); votes a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
@@ -15,11 +16,12 @@ from scipy.optimize import minimize
 from ._validation import FloatArray, IntArray
 from .crowd_likelihood import fold_probability
 
-__all__ = ["EPS_BOUNDS", "EPS_GRID", "SIGMA_GRID", "Fitted", "VoteRows", "fit_voters", "vote_rows"]
+__all__ = ["EPS_GRID", "SIGMA_GRID", "GridFit", "VoteRows", "fit_voters", "vote_rows"]
 
 SIGMA_GRID: FloatArray = np.geomspace(0.004, 1.6, 54)  # nonconformity grid (ratio 1.12)
-EPS_GRID: FloatArray = np.geomspace(1e-4, 0.5, 48)  # distraction grid (ratio 1.2)
-EPS_BOUNDS = (1e-4, 0.5)  # above 0.5 a voter would pick the less related item on purpose
+# Distraction grid (ratio 1.2); it ends at 0.5: beyond, a voter would pick the less related
+# item on purpose. Its ends bound every fitted eps.
+EPS_GRID: FloatArray = np.geomspace(1e-4, 0.5, 48)
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +35,6 @@ class VoteRows:
     other: IntArray
     voter: IntArray  # 0..V-1, rows sorted by voter
     weight: FloatArray
-    starts: IntArray  # first row of every voter
     n_voters: int
 
 
@@ -48,9 +49,7 @@ def vote_rows(pairs: IntArray, scores: FloatArray, voter: IntArray, n_voters: in
     who = np.concatenate([voter, voter[tie]])
     weight = np.concatenate([np.where(tie, 0.5, 1.0), np.full(int(tie.sum()), 0.5)])
     order = np.argsort(who, kind="stable")
-    who = who[order]
-    starts = np.searchsorted(who, np.arange(n_voters))
-    return VoteRows(chosen[order], other[order], who, weight[order], starts, n_voters)
+    return VoteRows(chosen[order], other[order], who[order], weight[order], n_voters)
 
 
 def _voter_table(rows: VoteRows, a: FloatArray) -> FloatArray:
@@ -66,7 +65,7 @@ def _voter_table(rows: VoteRows, a: FloatArray) -> FloatArray:
     mix = 1.0 - 2.0 * EPS_GRID
     log_right, log_wrong = np.log1p(-EPS_GRID), np.log(EPS_GRID)
     for g, sigma in enumerate(SIGMA_GRID):
-        win = fold_probability(first, second, np.full(first.size, sigma)).win
+        win = fold_probability(first, second, float(sigma))
         right, wrong = win > 1.0 - 1e-9, win < 1e-9
         live = ~(right | wrong)
         table[:, g, :] = np.outer(
@@ -82,61 +81,6 @@ def _voter_table(rows: VoteRows, a: FloatArray) -> FloatArray:
             sums = np.add.reduceat(ll, np.minimum(starts, ll.shape[0] - 1), axis=0)
             table[:, g, :] += np.where(counts[:, None] > 0, sums, 0.0)
     return table
-
-
-def _curvature(table: FloatArray, g: IntArray, e: IntArray) -> tuple[FloatArray, FloatArray]:
-    """Minus the second differences of every voter's table at its maximum, per unit of
-    log sigma and of log eps (1 where the maximum lies on the grid's edge or is flat)."""
-    v = np.arange(table.shape[0])
-    gi = np.clip(g, 1, SIGMA_GRID.size - 2)
-    ei = np.clip(e, 1, EPS_GRID.size - 2)
-    step_s = np.log(SIGMA_GRID[1] / SIGMA_GRID[0])
-    step_e = np.log(EPS_GRID[1] / EPS_GRID[0])
-    d2s = -(table[v, gi + 1, ei] - 2 * table[v, gi, ei] + table[v, gi - 1, ei]) / step_s**2
-    d2e = -(table[v, gi, ei + 1] - 2 * table[v, gi, ei] + table[v, gi, ei - 1]) / step_e**2
-    return np.where(d2s > 1e-3, d2s, 1.0), np.where(d2e > 1e-3, d2e, 1.0)
-
-
-def _polish(
-    rows: VoteRows,
-    a: FloatArray,
-    sigma0: FloatArray,
-    eps0: FloatArray,
-    curvature: tuple[FloatArray, FloatArray],
-) -> tuple[FloatArray, FloatArray, float]:
-    """Per-voter maximum likelihood from the grid's best point (L-BFGS-B, analytic gradient).
-
-    The voters are separable; each parameter is scaled by the root of its curvature on the
-    grid so that one L-BFGS-B run over all voters converges in a few dozen steps.
-    """
-    v, n_v = rows.voter, rows.n_voters
-    first, second = a[rows.chosen], a[rows.other]
-    origin = np.concatenate([np.log(sigma0), np.log(eps0 / (1.0 - eps0))])
-    # d logit(eps) = d log(eps) / (1 - eps): the grid's curvature in log eps, rescaled.
-    scale = np.sqrt(np.concatenate([curvature[0], curvature[1] * (1.0 - eps0) ** 2]))
-
-    def objective(x: FloatArray) -> tuple[float, FloatArray]:
-        theta = origin + x / scale
-        log_sigma, logit_eps = theta[:n_v], theta[n_v:]
-        eps = 1.0 / (1.0 + np.exp(-logit_eps))
-        prob = fold_probability(first, second, np.exp(log_sigma)[v])
-        e = eps[v]
-        chosen = e + (1.0 - 2.0 * e) * prob.win
-        slope = rows.weight / chosen
-        grad_sigma = np.bincount(v, slope * (1.0 - 2.0 * e) * prob.d_log_sigma, n_v)
-        grad_eps = np.bincount(v, slope * (1.0 - 2.0 * prob.win), n_v) * eps * (1.0 - eps)
-        value = float(np.sum(rows.weight * np.log(chosen)))
-        return -value, -np.concatenate([grad_sigma, grad_eps]) / scale
-
-    low_e, high_e = (float(np.log(e / (1.0 - e))) for e in EPS_BOUNDS)
-    low = np.concatenate([np.full(n_v, np.log(SIGMA_GRID[0])), np.full(n_v, low_e)])
-    high = np.concatenate([np.full(n_v, np.log(SIGMA_GRID[-1])), np.full(n_v, high_e)])
-    bounds = list(zip((low - origin) * scale, (high - origin) * scale, strict=True))
-    result = minimize(objective, np.zeros(2 * n_v), jac=True, method="L-BFGS-B", bounds=bounds)
-    theta = origin + result.x / scale
-    sigma = np.exp(theta[:n_v])
-    eps = 1.0 / (1.0 + np.exp(-theta[n_v:]))
-    return sigma, eps, -float(result.fun)
 
 
 def _cell_edges(grid: FloatArray) -> FloatArray:
@@ -155,10 +99,32 @@ def _uniform_weights(edges: FloatArray, low: float, high: float) -> FloatArray:
     return np.asarray(overlap / (high - low))
 
 
+class GridFit(NamedTuple):
+    """What :func:`fit_voters` returns.
+
+    Attributes
+    ----------
+    log_likelihood : float
+        Log-likelihood of the votes, every voter at their best grid point.
+    sigma_range, eps_range : tuple of float
+        The crowd's uniform ranges maximising the voters' marginal likelihood.
+    sigma_posterior, eps_posterior : numpy.ndarray of float64
+        Every voter's posterior means, the fitted ranges as prior.
+    """
+
+    log_likelihood: float
+    sigma_range: tuple[float, float]
+    eps_range: tuple[float, float]
+    sigma_posterior: FloatArray
+    eps_posterior: FloatArray
+
+
 def _fit_ranges(
     table: FloatArray, sigma0: FloatArray, eps0: FloatArray
-) -> tuple[tuple[float, float], tuple[float, float], FloatArray, FloatArray, float]:
-    """Uniform ranges of sigma* and eps maximising the voters' marginal likelihood."""
+) -> tuple[tuple[float, float], tuple[float, float], FloatArray, FloatArray]:
+    """Uniform ranges of sigma* and eps maximising the voters' marginal likelihood, started
+    from the spread of the voters' best grid points ``sigma0``, ``eps0``; and the voters'
+    posterior means under those ranges."""
     peak = table.max(axis=(1, 2))
     scaled = np.exp(table - peak[:, None, None])
     sigma_edges, eps_edges = _cell_edges(SIGMA_GRID), _cell_edges(EPS_GRID)
@@ -194,35 +160,21 @@ def _fit_ranges(
     total = marginal(result.x)
     sigma_post = ((scaled @ we) @ (ws * SIGMA_GRID)) / total
     eps_post = ((scaled @ (we * EPS_GRID)) @ ws) / total
-    crowd_ll = float(np.sum(np.log(total) + peak))
     ranges = (float(s_low), float(s_high)), (float(e_low), float(e_high))
-    return *ranges, sigma_post, eps_post, crowd_ll
+    return *ranges, sigma_post, eps_post
 
 
-Fitted = tuple[
-    FloatArray,
-    FloatArray,
-    float,
-    tuple[float, float],
-    tuple[float, float],
-    FloatArray,
-    FloatArray,
-    float,
-]
+def fit_voters(rows: VoteRows, a: FloatArray) -> GridFit:
+    """The votes' log-likelihood at every voter's best grid point, the crowd's ranges and the
+    voters' posterior means, for relatedness ``a`` of every item.
 
-
-def fit_voters(rows: VoteRows, a: FloatArray, polish: bool = True) -> Fitted:
-    """Per-voter maxima (polished by L-BFGS-B, or the grid's) and the crowd's ranges.
-
-    Returns ``(sigma, eps, log_likelihood, sigma_range, eps_range, sigma_posterior,
-    eps_posterior, crowd_log_likelihood)`` for relatedness ``a`` of every item.
+    The ranges and the posteriors integrate the whole table; the voters' best grid points only
+    start the ranges' search (maximising each voter's likelihood off the grid moved the
+    fitted ranges by about 1e-7).
     """
     table = _voter_table(rows, a)
-    flat_best = table.reshape(rows.n_voters, -1).argmax(axis=1)
-    g_best, e_best = np.unravel_index(flat_best, (SIGMA_GRID.size, EPS_GRID.size))
-    sigma, eps = SIGMA_GRID[g_best], EPS_GRID[e_best]
-    log_likelihood = float(table.reshape(rows.n_voters, -1).max(axis=1).sum())
-    if polish:
-        curvature = _curvature(table, g_best, e_best)
-        sigma, eps, log_likelihood = _polish(rows, a, sigma, eps, curvature)
-    return (sigma, eps, log_likelihood, *_fit_ranges(table, sigma, eps))
+    flat = table.reshape(rows.n_voters, -1)
+    g_best, e_best = np.unravel_index(flat.argmax(axis=1), (SIGMA_GRID.size, EPS_GRID.size))
+    log_likelihood = float(flat.max(axis=1).sum())
+    ranges = _fit_ranges(table, SIGMA_GRID[g_best], EPS_GRID[e_best])
+    return GridFit(log_likelihood, *ranges)

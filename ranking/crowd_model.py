@@ -3,26 +3,29 @@
 A :class:`CrowdModel` holds the crowd's uniform ranges of ``sigma_v^*`` and ``eps_v``
 (Section 4.1.1's ranges, estimated by :func:`ranking.fit_crowd`), the fitted voters, and the
 relatedness profile the fit placed the items on. :class:`ranking.SimulatedCrowd` draws its
-voters from it (``voters=``), so every simulation can run with a fitted crowd instead of
-the paper's guessed ranges. The file format::
+voters from the ranges (``voters=``), as the paper does, so every simulation can run with a
+fitted crowd instead of the paper's guessed ranges. The file format::
 
     {
       "format": "ranking.crowd", "version": 1,
       "model": "Lombardo et al., Section 4.1: o = |clip(z + sigma (1 - z^2) eta)|, eps",
-      "draw": "uniform",
       "sigma_range": [0.021, 0.196],
       "eps_range": [0.006, 0.048],
       "voters": [{"name": "v1", "votes": 197, "sigma": 0.113, "eps": 0.021}, ...],
-      "profile": {"reference": "exponential", "relatedness": [0.999, 0.997, ...]},
+      "profile": {"reference": "exponential", "relatedness": [0.9999, 0.997, ...]},
       "log_likelihood": -5907.3,
       "source": "study 12"
     }
 
-``draw`` says how a simulation draws voters: ``"uniform"`` from the ranges (as the paper
-does), ``"voters"`` by resampling the fitted voters. ``profile.relatedness`` is the
-relatedness ``|z|`` of the fitted study's items, largest first; a prediction resamples it to
-any number of items by quantile. ``voters`` and ``profile`` may be omitted (a crowd given by
-its ranges only, such as :meth:`CrowdModel.paper`).
+``voters`` are the fitted voters, for people to read: simulations draw from the ranges.
+``profile.relatedness`` is not measured from the votes: it is the reference distribution
+``profile.reference`` placed at the fitted study's rank quantiles, largest first (as
+:func:`reference_relatedness` for the study's number of items, capped at 0.9999; items tied in
+the fit's order share an interpolated value). It is the scale ``sigma^*`` is expressed on, so
+a prediction that resamples it to any number of items by quantile (``distribution="profile"``)
+sees the fit's scale. ``voters`` and ``profile`` may be omitted (a crowd given by its ranges
+only, such as :meth:`CrowdModel.paper`). ``"draw": "uniform"``, written by earlier versions,
+is accepted; any other ``draw`` is refused.
 """
 
 from __future__ import annotations
@@ -36,13 +39,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import FloatArray, IntArray, check_generator, check_int
-from .simulated_voters import paper_embedding_similarities, underlying_similarity
+from ._validation import FloatArray, IntArray, check_generator, check_int, check_similarities
+from .simulated_studies import similarity_for
 
-__all__ = ["CROWD_FORMAT", "REFERENCES", "CrowdModel", "reference_relatedness"]
+__all__ = ["CROWD_FORMAT", "CrowdModel", "reference_relatedness"]
 
 CROWD_FORMAT = "ranking.crowd"
-REFERENCES: tuple[str, ...] = ("exponential", "power_law", "embedding")
 _MODEL = "Lombardo et al., Section 4.1: o = |clip(z + sigma (1 - z^2) eta)|, eps"
 
 
@@ -59,9 +61,10 @@ def reference_relatedness(reference: str | npt.ArrayLike, n_items: int) -> Float
 
     Parameters
     ----------
-    reference : {"exponential", "power_law", "embedding"} or array_like of float
-        Section 4.1.1's distributions (the power law with the paper's square root; the
-        embedding's 990 similarities resampled by quantile), or similarities in [-1, 1].
+    reference : {"exponential", "power_law", "embedding", "csv:PATH"} or array_like of float
+        A distribution named as in :func:`ranking.similarity_for` (the power law with the
+        paper's square root; the embedding's 990 similarities and a CSV file's resampled by
+        quantile), or similarities in [-1, 1].
     n_items : int
 
     Returns
@@ -75,21 +78,12 @@ def reference_relatedness(reference: str | npt.ArrayLike, n_items: int) -> Float
     """
     n = check_int(n_items, "n_items", minimum=2)
     if isinstance(reference, str):
-        if reference in ("exponential", "power_law"):
-            values = underlying_similarity(reference, n)
-        elif reference == "embedding":
-            values = paper_embedding_similarities()
-        else:
-            raise ValueError(
-                f"reference must be one of {REFERENCES} or an array of similarities, "
-                f"got {reference!r}"
-            )
+        try:
+            values = similarity_for(reference, n)
+        except ValueError as error:
+            raise ValueError(f"reference: {error}") from None
     else:
-        values = np.asarray(reference, dtype=np.float64)
-        if values.ndim != 1 or values.size < 2:
-            raise ValueError("reference similarities must be a 1-D array of at least two values")
-        if not np.all(np.isfinite(values)) or np.any(np.abs(values) > 1.0):
-            raise ValueError("reference similarities must be finite and lie in [-1, 1]")
+        values = check_similarities(reference, "reference")
     return _resample(np.sort(np.abs(values))[::-1], n)
 
 
@@ -118,17 +112,16 @@ class CrowdModel:
     Attributes
     ----------
     sigma_range, eps_range : tuple of float
-        ``U[low, high]`` of ``sigma_v^*`` and ``eps_v``.
+        ``U[low, high]`` of ``sigma_v^*`` and ``eps_v``: what :meth:`draw_voters` draws from.
     voter_names : tuple of str
     voter_votes : numpy.ndarray of int64
     voter_sigma, voter_eps : numpy.ndarray of float64
-        The fitted voters (may be empty).
+        The fitted voters (may be empty), as :class:`ranking.CrowdFit`'s posterior means.
     profile : numpy.ndarray of float64 or None
-        Relatedness of the fitted study's items, largest first.
+        The reference relatedness the fit placed the study's items on, largest first (the
+        reference distribution at the items' rank quantiles, module docstring).
     reference : str
-        Reference distribution the profile came from (``"array"``: given similarities).
-    draw : {"uniform", "voters"}
-        How :meth:`draw_voters` draws: from the ranges, or by resampling the fitted voters.
+        Reference distribution of the profile (``"array"``: given similarities).
     log_likelihood : float or None
     source : str
         Where the crowd was fitted (free text).
@@ -151,7 +144,6 @@ class CrowdModel:
     voter_eps: FloatArray = field(default_factory=_no_floats)
     profile: FloatArray | None = None
     reference: str = ""
-    draw: str = "uniform"
     log_likelihood: float | None = None
     source: str = ""
 
@@ -168,10 +160,6 @@ class CrowdModel:
             raise ValueError("voter sigma values must be finite and non-negative")
         if k and not (np.all(np.isfinite(eps)) and eps.min() >= 0 and eps.max() <= 1):
             raise ValueError("voter eps values must lie in [0, 1]")
-        if self.draw not in ("uniform", "voters"):
-            raise ValueError(f"draw must be 'uniform' or 'voters', got {self.draw!r}")
-        if self.draw == "voters" and k == 0:
-            raise ValueError("draw='voters' needs fitted voters")
         object.__setattr__(self, "voter_sigma", sigma)
         object.__setattr__(self, "voter_eps", eps)
         object.__setattr__(self, "voter_votes", votes)
@@ -193,20 +181,18 @@ class CrowdModel:
         return len(self.voter_names)
 
     def draw_voters(self, n_voters: int, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
-        """``sigma^*`` and ``eps`` of ``n_voters`` simulated voters.
+        """``sigma^*`` and ``eps`` of ``n_voters`` simulated voters, uniform on the ranges.
 
-        ``draw="uniform"`` draws exactly as :class:`ranking.SimulatedCrowd` does with ranges
-        (all sigmas, then all eps), so :meth:`paper` reproduces the paper's simulations.
+        Drawn exactly as :class:`ranking.SimulatedCrowd` draws with ranges (all sigmas, then
+        all eps), so :meth:`paper` reproduces the paper's simulations.
         """
         count = check_int(n_voters, "n_voters", minimum=1)
         gen = check_generator(rng)
-        if self.draw == "voters":
-            pick = gen.integers(0, self.n_voters, size=count)
-            return self.voter_sigma[pick].copy(), self.voter_eps[pick].copy()
         return gen.uniform(*self.sigma_range, size=count), gen.uniform(*self.eps_range, size=count)
 
     def relatedness(self, n_items: int) -> FloatArray:
-        """The profile resampled to ``n_items`` items by quantile, largest first."""
+        """The item profile (the fit's reference relatedness) resampled to ``n_items`` items
+        by quantile, largest first."""
         if self.profile is None:
             raise ValueError("this crowd has no item profile: name a distribution instead")
         return _resample(self.profile, check_int(n_items, "n_items", minimum=2))
@@ -217,7 +203,6 @@ class CrowdModel:
             "format": CROWD_FORMAT,
             "version": 1,
             "model": _MODEL,
-            "draw": self.draw,
             "sigma_range": [round(v, 6) for v in self.sigma_range],
             "eps_range": [round(v, 6) for v in self.eps_range],
             "voters": [
@@ -247,6 +232,11 @@ class CrowdModel:
             raise ValueError(f"not a crowd file: expected an object with format {CROWD_FORMAT!r}")
         if data.get("version") != 1:
             raise ValueError(f"unsupported crowd file version {data.get('version')!r}")
+        if data.get("draw", "uniform") != "uniform":
+            raise ValueError(
+                f"unsupported draw {data['draw']!r}: simulations draw voters from the uniform "
+                "ranges (remove 'draw')"
+            )
         for key in ("sigma_range", "eps_range"):
             if key not in data:
                 raise ValueError(f"a crowd file needs {key!r}")
@@ -281,7 +271,6 @@ class CrowdModel:
             voter_eps=eps,
             profile=relatedness,
             reference=reference,
-            draw=str(data.get("draw", "uniform")),
             log_likelihood=None if log_likelihood is None else float(log_likelihood),
             source=str(data.get("source", "")),
         )

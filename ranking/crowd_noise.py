@@ -15,15 +15,16 @@ profile of ``a`` fitted jointly with the voters drifts along that ridge (``sigma
 factor of up to 2 on simulated studies whose true order was given). The fit therefore places
 the items on a *reference* relatedness distribution: the item at rank quantile ``q`` of the
 estimate gets the reference's ``|z|`` at quantile ``q`` (the paper's exponential by default,
-``power_law``, ``embedding``, or any similarities, for instance a model's cosines of the
-study's items). ``sigma^*`` is then expressed on that reference's scale, and a pilot's fitted
-crowd predicts a study with the same reference (:mod:`ranking.crowd_prediction`).
+``power_law``, ``embedding``, ``csv:PATH``, or any similarities, for instance a model's cosines
+of the study's items). ``sigma^*`` is then expressed on that reference's scale, and a pilot's
+fitted crowd predicts a study with the same reference (:mod:`ranking.crowd_prediction`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +32,7 @@ from scipy.stats import rankdata
 
 from ._validation import FloatArray, IntArray, check_comparisons, check_generator, check_int
 from .bradley_terry import bradley_terry
-from .crowd_grid import EPS_BOUNDS, SIGMA_GRID, fit_voters, vote_rows
+from .crowd_grid import EPS_GRID, SIGMA_GRID, fit_voters, vote_rows
 from .crowd_model import CrowdModel, reference_relatedness
 from .simulated_voters import SimulatedCrowd
 
@@ -49,21 +50,23 @@ class CrowdFit:
     voters : numpy.ndarray of int64
         Distinct voter ids, ascending; every per-voter array follows this order.
     votes : numpy.ndarray of int64
-        Votes used per voter.
-    sigma, eps : numpy.ndarray of float64
-        Maximum-likelihood ``sigma_v^*`` and ``eps_v`` of each voter alone.
+        Votes used per voter (a tie counts once; dropped ties do not count).
     sigma_posterior, eps_posterior : numpy.ndarray of float64
-        Posterior means under the fitted crowd (the uniform ranges below as prior): less
-        noisy than the per-voter maxima for voters with few votes.
+        Every voter's ``sigma_v^*`` and ``eps_v``: the posterior means under the uniform ranges
+        fitted before calibration (as prior), less noisy than a voter's own maximum for voters
+        with few votes. With calibration they are then mapped affinely, each from the range
+        fitted before calibration onto the calibrated range below (floored at the grid's
+        lowest ``sigma^*``, 0.004, and ``eps``, 1e-4); they are not recomputed under the
+        calibrated ranges.
     sigma_range, eps_range : tuple of float
-        The crowd's uniform distributions ``U[low, high]``, fitted by marginal likelihood
-        (Section 4.1.1's ranges, estimated).
+        The crowd's uniform distributions ``U[low, high]``, fitted by marginal likelihood and
+        calibrated (Section 4.1.1's ranges, estimated).
     log_likelihood : float
-        Log-likelihood of the votes at the per-voter maxima.
-    crowd_log_likelihood : float
-        Marginal log-likelihood of the votes under the fitted uniform ranges.
+        Log-likelihood of the votes, every voter at the best point of the
+        ``(sigma^*, eps)`` grid (:mod:`ranking.crowd_grid`); it does not depend on the ranges.
     relatedness : numpy.ndarray of float64, shape (n_items,)
-        ``a_i`` assigned to every item (its reference value at its rank quantile).
+        ``a_i`` assigned to every item: the reference distribution at its rank quantile in the
+        estimate (not a measurement of the item).
     reference : str
         Name of the reference distribution (``"array"`` for given similarities).
     voter_names : tuple of str
@@ -72,14 +75,11 @@ class CrowdFit:
 
     voters: IntArray
     votes: IntArray
-    sigma: FloatArray
-    eps: FloatArray
     sigma_posterior: FloatArray
     eps_posterior: FloatArray
     sigma_range: tuple[float, float]
     eps_range: tuple[float, float]
     log_likelihood: float
-    crowd_log_likelihood: float
     relatedness: FloatArray
     reference: str
     voter_names: tuple[str, ...] = ()
@@ -101,8 +101,23 @@ class CrowdFit:
             "eps": np.quantile(self.eps_posterior, levels).tolist(),
         }
 
-    def crowd_model(self, *, draw: str = "uniform", source: str = "") -> CrowdModel:
-        """The fitted crowd as a :class:`ranking.CrowdModel` (what a crowd file holds)."""
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready figures: ``sigma_range``, ``eps_range``, ``sigma_mean``, ``eps_mean``,
+        ``quantiles`` (:meth:`quantiles`), ``reference``, ``voters`` and ``votes`` (counts)."""
+        return {
+            "sigma_range": list(self.sigma_range),
+            "eps_range": list(self.eps_range),
+            "sigma_mean": self.sigma_mean,
+            "eps_mean": self.eps_mean,
+            "quantiles": self.quantiles(),
+            "reference": self.reference,
+            "voters": int(self.voters.size),
+            "votes": int(self.votes.sum()),
+        }
+
+    def crowd_model(self, *, source: str = "") -> CrowdModel:
+        """The fitted crowd as a :class:`ranking.CrowdModel` (what a crowd file holds); its
+        profile is :attr:`relatedness`, largest first."""
         names = self.voter_names or tuple(str(v) for v in self.voters.tolist())
         return CrowdModel(
             sigma_range=self.sigma_range,
@@ -113,7 +128,6 @@ class CrowdFit:
             voter_eps=self.eps_posterior,
             profile=np.sort(self.relatedness)[::-1],
             reference=self.reference,
-            draw=draw,
             log_likelihood=self.log_likelihood,
             source=source,
         )
@@ -166,16 +180,12 @@ def _rank_relatedness(score: FloatArray, profile: FloatArray) -> FloatArray:
     return np.minimum(np.interp(rank - 1.0, np.arange(n), profile), _MAX_RELATEDNESS)
 
 
-def _pair(values: FloatArray) -> tuple[float, float]:
-    return float(values[0]), float(values[1])
-
-
 def _clipped(ranges: FloatArray) -> FloatArray:
     """``[sigma_low, sigma_high, eps_low, eps_high]`` kept inside the grid, low <= high."""
     s_low = float(np.clip(ranges[0], SIGMA_GRID[0], SIGMA_GRID[-1]))
-    e_low = float(np.clip(ranges[2], EPS_BOUNDS[0], EPS_BOUNDS[1]))
+    e_low = float(np.clip(ranges[2], EPS_GRID[0], EPS_GRID[-1]))
     s_high = float(np.clip(ranges[1], s_low, SIGMA_GRID[-1]))
-    e_high = float(np.clip(ranges[3], e_low, EPS_BOUNDS[1]))
+    e_high = float(np.clip(ranges[3], e_low, EPS_GRID[-1]))
     return np.array([s_low, s_high, e_low, e_high])
 
 
@@ -215,8 +225,7 @@ def fit_crowd(
     Items get the relatedness ``a_i`` of the ``reference`` distribution at their rank quantile
     in ``estimate`` (module docstring: the votes alone do not fix the latent scale). Every
     voter's likelihood is tabulated on a grid of ``sigma^*`` (0.004-1.6) and ``eps``
-    (1e-4-0.5), and maximised from the grid's best point by L-BFGS-B with the analytic
-    gradient; the crowd's ranges ``U[sigma_low, sigma_high]`` and ``U[eps_low, eps_high]``
+    (1e-4-0.5); the crowd's ranges ``U[sigma_low, sigma_high]`` and ``U[eps_low, eps_high]``
     maximise the product over voters of the likelihood integrated over those ranges, which
     separates the crowd's spread from each voter's estimation noise.
 
@@ -237,9 +246,10 @@ def fit_crowd(
         (docs/science.md).
     rng : numpy.random.Generator
         Draws the calibration's simulated votes.
-    reference : {"exponential", "power_law", "embedding"} or array_like of float, optional
-        Relatedness distribution the items are placed on (Section 4.1.1's distributions, or
-        similarities in [-1, 1] of any number, resampled to ``n_items`` by quantile).
+    reference : {"exponential", "power_law", "embedding", "csv:PATH"} or array_like, optional
+        Relatedness distribution the items are placed on (Section 4.1.1's distributions, a
+        CSV file's ``similarity`` column, or similarities in [-1, 1] of any number; resampled
+        to ``n_items`` by quantile, :func:`ranking.reference_relatedness`).
     ties : {"half", "drop"}, optional
         A tie counts as half a choice each way (footnote 4), or is left out.
     voter_names : sequence of str, optional
@@ -248,8 +258,8 @@ def fit_crowd(
         Simulated replicas of the study averaged by the bias correction: the comparisons are
         voted again by the fitted crowd (:class:`ranking.SimulatedCrowd`), ordered by
         Bradley-Terry and fitted, and the ranges are moved back by the mean shift (one
-        parametric-bootstrap step; the voters' posterior means are stretched to match).
-        0 turns it off.
+        parametric-bootstrap step; the voters' posterior means are mapped to match, see
+        :class:`CrowdFit`). 0 turns it off.
 
     Returns
     -------
@@ -273,34 +283,35 @@ def fit_crowd(
     voters, index = np.unique(who, return_inverse=True)
     index = index.astype(np.int64)
     fitted = fit_voters(vote_rows(pair_ids, scores, index, voters.size), a)
-    sigma, eps, log_likelihood, sigma_range, eps_range, sigma_post, eps_post, crowd_ll = fitted
+    sigma_range, eps_range = fitted.sigma_range, fitted.eps_range
+    sigma_post, eps_post = fitted.sigma_posterior, fitted.eps_posterior
     if replicas:
         # One step of a parametric-bootstrap bias correction: vote again with the fitted
         # crowd, fit that, and move the ranges back by the mean shift (docs/science.md).
         observed = np.array([*sigma_range, *eps_range])
-        crowd = CrowdModel(sigma_range=sigma_range, eps_range=eps_range)
         refits = []
         for _ in range(replicas):
-            simulated = SimulatedCrowd(a, voters.size, gen, voters=crowd).answer(pair_ids, index)
+            crowd = SimulatedCrowd(
+                a, voters.size, gen, sigma_range=sigma_range, eps_range=eps_range
+            )
+            simulated = crowd.answer(pair_ids, index)
             again = _rank_relatedness(bradley_terry(n, pair_ids, simulated), profile)
-            refit = fit_voters(vote_rows(pair_ids, simulated, index, voters.size), again, False)
-            refits.append([*refit[3], *refit[4]])
+            refit = fit_voters(vote_rows(pair_ids, simulated, index, voters.size), again)
+            refits.append([*refit.sigma_range, *refit.eps_range])
         current = _clipped(2.0 * observed - np.mean(refits, axis=0))
         sigma_post = _stretch(sigma_post, sigma_range, current[:2], SIGMA_GRID[0])
-        eps_post = _stretch(eps_post, eps_range, current[2:], EPS_BOUNDS[0])
-        sigma_range, eps_range = _pair(current[:2]), _pair(current[2:])
+        eps_post = _stretch(eps_post, eps_range, current[2:], EPS_GRID[0])
+        sigma_range = float(current[0]), float(current[1])
+        eps_range = float(current[2]), float(current[3])
     names = () if voter_names is None else tuple(str(voter_names[v]) for v in voters.tolist())
     return CrowdFit(
-        voters=voters.astype(np.int64),
+        voters=voters,
         votes=np.bincount(index, minlength=voters.size).astype(np.int64),
-        sigma=sigma,
-        eps=eps,
         sigma_posterior=sigma_post,
         eps_posterior=eps_post,
-        sigma_range=(float(sigma_range[0]), float(sigma_range[1])),
-        eps_range=(float(eps_range[0]), float(eps_range[1])),
-        log_likelihood=log_likelihood,
-        crowd_log_likelihood=crowd_ll,
+        sigma_range=sigma_range,
+        eps_range=eps_range,
+        log_likelihood=fitted.log_likelihood,
         relatedness=a,
         reference=reference if isinstance(reference, str) else "array",
         voter_names=names,

@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import numpy.typing as npt
 
-from ._validation import FloatArray, check_int
+from ._validation import FloatArray, check_int, check_similarities
 from .crowd_model import CrowdModel
-from .simulated_studies import DESIGNS, run_simulations, similarity_for
+from .simulated_studies import DESIGNS, Variant, run_simulations, similarity_for
 from .study import ESTIMATORS, Estimator
 
 __all__ = ["Prediction", "predict_study", "prediction_similarities"]
@@ -64,25 +63,26 @@ class Prediction:
 
 
 def prediction_similarities(
-    crowd: CrowdModel, n_items: int, distribution: str | npt.ArrayLike = "profile"
+    crowd: CrowdModel | None,
+    n_items: int,
+    distribution: str | npt.ArrayLike = "profile",
+    variant: str | Variant = "paper",
 ) -> FloatArray:
     """Similarities of the planned study's items.
 
-    ``"profile"``: the crowd file's item profile (the fitted study's relatedness) resampled to
-    ``n_items`` by quantile; ``"exponential"``, ``"power_law"``, ``"embedding"`` or
-    ``"csv:PATH"``: as :func:`ranking.similarity_for` (the latter two fix the number of items
-    themselves); an array: those similarities.
+    ``"profile"``: the crowd file's item profile (the reference relatedness its fit placed the
+    items on) resampled to ``n_items`` by quantile; ``"exponential"``, ``"power_law"``,
+    ``"embedding"`` or ``"csv:PATH"``: as :func:`ranking.similarity_for` with ``variant``
+    (the latter two fix the number of items themselves); an array: those similarities.
+    ``crowd`` is needed for ``"profile"`` only.
     """
-    if isinstance(distribution, str):
-        if distribution == "profile":
-            return crowd.relatedness(n_items)
-        return similarity_for(distribution, check_int(n_items, "n_items", minimum=2))
-    values = np.asarray(distribution, dtype=np.float64)
-    if values.ndim != 1 or values.size < 2:
-        raise ValueError("distribution must be a name or a 1-D array of at least two values")
-    if not np.all(np.isfinite(values)) or np.any(np.abs(values) > 1.0):
-        raise ValueError("similarities must be finite and lie in [-1, 1]")
-    return values
+    if not isinstance(distribution, str):
+        return check_similarities(distribution, "distribution")
+    if distribution != "profile":
+        return similarity_for(distribution, check_int(n_items, "n_items", minimum=2), variant)
+    if crowd is None:
+        raise ValueError("the 'profile' distribution needs a crowd: name a distribution instead")
+    return crowd.relatedness(n_items)
 
 
 def predict_study(
@@ -101,12 +101,11 @@ def predict_study(
 ) -> Prediction:
     """Predict a planned study's rank metrics from a fitted crowd (Sections 4.1-4.2).
 
-    Every simulation draws ``n_voters`` voters from ``crowd`` (its ``draw`` rule: the fitted
-    uniform ranges, or the fitted voters resampled) and runs the adaptive design (``n_ballots``
-    ballots of Eq. 2, ``m`` comparisons per item and ballot) and the uniform design with the
-    same budget, as :func:`ranking.run_simulations` does. Simulation ``i`` uses the ``i``-th
-    child of ``SeedSequence(seed)`` for every estimator, so the estimators are compared on the
-    same voters and items.
+    Every simulation draws ``n_voters`` voters from ``crowd``'s uniform ranges and runs the
+    adaptive design (``n_ballots`` ballots of Eq. 2, ``m`` comparisons per item and ballot) and
+    the uniform design with the same budget, as :func:`ranking.run_simulations` does.
+    Simulation ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for every estimator, so
+    the estimators are compared on the same voters and items.
 
     Parameters
     ----------
@@ -169,7 +168,6 @@ def predict_study(
         "crowd": {
             "sigma_range": list(crowd.sigma_range),
             "eps_range": list(crowd.eps_range),
-            "draw": crowd.draw,
             "source": crowd.source,
         },
     }

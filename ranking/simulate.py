@@ -8,7 +8,8 @@
 
 ``python -m ranking.simulate run --crowd crowd.json [--dist ...] ...`` draws the voters from a
 crowd file (:class:`ranking.CrowdModel`); without ``--dist`` the items follow the file's
-profile resampled to ``--items``.
+profile resampled to ``--items``. A crowd is fitted with the paper's noise amplitude, so
+``--crowd`` refuses ``--variant reference-code``.
 
 ``python -m ranking.simulate fit --votes votes.csv --ranking ranking.csv --out crowd.json
 [--reference exponential] [--order bradley_terry|ranking] [--ties half|drop] [--seed 0]
@@ -25,8 +26,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .crowd_model import REFERENCES, CrowdModel
-from .simulated_studies import DESIGNS, METRICS, VARIANTS, run_simulations, similarity_for, table2
+from .crowd_model import CrowdModel
+from .crowd_prediction import prediction_similarities
+from .simulated_studies import DESIGNS, METRICS, VARIANTS, run_simulations, table2
 from .study import ESTIMATORS
 
 _TITLES = {"rho_w": "rho_w", "tau_w": "tau_w", "rho": "rho", "tau": "tau"}
@@ -50,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--crowd",
         default=None,
         help="crowd file (JSON, from the fit command): draw the voters from it instead of "
-        "the paper's ranges",
+        "the paper's ranges (not with --variant reference-code)",
     )
     run.add_argument("--items", type=int, default=990, help="items (ignored for csv:PATH)")
     run.add_argument("--m", type=int, default=20, help="comparisons per item and ballot")
@@ -82,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--reference",
         default="exponential",
-        help=f"relatedness the items are placed on: {', '.join(REFERENCES)} or csv:PATH",
+        help="relatedness the items are placed on: exponential, power_law, embedding or "
+        "csv:PATH (column similarity)",
     )
     fit.add_argument(
         "--order",
@@ -133,16 +136,17 @@ def _format_rows(rows: list[dict[str, Any]]) -> str:
 
 
 def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
-    crowd = None if args.crowd is None else CrowdModel.from_json(Path(args.crowd))
-    if args.dist is None and crowd is None:
-        raise ValueError("--dist is required (or give --crowd to use its item profile)")
     dist = args.dist or "profile"
-    if dist == "profile":
-        if crowd is None:
-            raise ValueError("--dist profile needs --crowd")
-        z = crowd.relatedness(args.items)
-    else:
-        z = similarity_for(dist, args.items, args.variant)
+    if dist == "profile" and args.crowd is None:
+        raise ValueError("--dist is required without --crowd (whose item profile is the default)")
+    if args.crowd is not None and args.variant != "paper":
+        # The reference code's noise amplitude z (1 - z) is not the one a crowd is fitted with.
+        raise ValueError(
+            "--crowd needs --variant paper: a crowd's sigma* is fitted with the paper's noise "
+            "amplitude (1 - z^2), not the reference code's z (1 - z)"
+        )
+    crowd = None if args.crowd is None else CrowdModel.from_json(Path(args.crowd))
+    z = prediction_similarities(crowd, args.items, dist, args.variant)
     with _progress(args.sims, show_progress) as update:
         summary = run_simulations(
             z,
@@ -187,14 +191,10 @@ def _fit(args: argparse.Namespace) -> dict[str, Any]:
 
     from .crowd_noise import fit_crowd
     from .gold_standards import read_gold
-    from .simulated_voters import load_similarities
     from .study_votes import read_votes
 
     gold = read_gold(args.ranking, "study")
     votes = read_votes(args.votes, gold)
-    reference: str | Any = args.reference
-    if reference.startswith("csv:"):
-        reference = load_similarities(Path(reference[4:]))
     estimate = gold.scores if args.order == "ranking" else None
     if args.order == "ranking" and estimate is None:
         raise ValueError(f"{args.ranking}: --order ranking needs the ranking's score column")
@@ -205,7 +205,7 @@ def _fit(args: argparse.Namespace) -> dict[str, Any]:
         votes.voter,
         estimate,
         np.random.default_rng(args.seed),
-        reference=reference,
+        reference=args.reference,
         ties=args.ties,
         voter_names=votes.voter_names or None,
     )
@@ -213,15 +213,8 @@ def _fit(args: argparse.Namespace) -> dict[str, Any]:
     crowd.to_json(args.out)
     return {
         "out": args.out,
-        "votes": int(votes.n_votes),
-        "voters": int(fitted.voters.size),
         "items": int(votes.n_items),
-        "reference": fitted.reference,
-        "sigma_range": list(fitted.sigma_range),
-        "eps_range": list(fitted.eps_range),
-        "sigma_mean": fitted.sigma_mean,
-        "eps_mean": fitted.eps_mean,
-        "quantiles": fitted.quantiles(),
+        **fitted.summary(),
         "log_likelihood": fitted.log_likelihood,
     }
 

@@ -11,7 +11,7 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import FloatArray, IntArray, check_generator, check_int
+from ._validation import FloatArray, IntArray, check_generator, check_int, check_similarities
 
 __all__ = [
     "SimulatedCrowd",
@@ -97,12 +97,7 @@ def load_similarities(path: str | Path, column: str = "similarity") -> FloatArra
                 raise ValueError(
                     f"{path}, line {line}: {column!r} is not a number: {row[column]!r}"
                 ) from None
-    z = np.asarray(values, dtype=np.float64)
-    if z.size < 2:
-        raise ValueError(f"{path}: need at least two similarities, got {z.size}")
-    if not np.all(np.isfinite(z)) or np.any(np.abs(z) > 1.0):
-        raise ValueError(f"{path}: similarities must be finite and lie in [-1, 1]")
-    return z
+    return check_similarities(values, str(path))
 
 
 def true_ranks(z: npt.ArrayLike) -> IntArray:
@@ -178,11 +173,7 @@ class SimulatedCrowd:
         eps_range: tuple[float, float] = (0.005, 0.05),
         voters: VoterSource | None = None,
     ) -> None:
-        similarity = np.asarray(z, dtype=np.float64)
-        if similarity.ndim != 1 or similarity.size < 2:
-            raise ValueError("z must be a one-dimensional array of at least two similarities")
-        if not np.all(np.isfinite(similarity)) or np.any(np.abs(similarity) > 1.0):
-            raise ValueError("z must hold finite similarities in [-1, 1]")
+        similarity = check_similarities(z, "z")
         count = check_int(n_voters, "n_voters", minimum=1)
         self._rng = check_generator(rng)
         for name, (low, high) in (("sigma_range", sigma_range), ("eps_range", eps_range)):

@@ -42,7 +42,8 @@ class LiveView(_StudyView):
         """The open ballot's progress (with its items without an answered comparison), the
         projection of time and cost (Eq. 10), and the interim ranking."""
         study = self.study(request, slug)
-        status = live.live_status(study, live.hourly_rate(request.query_params.get("rate")))
+        rate = live.hourly_rate(request.query_params.get("rate"))
+        status = live.live_status(study, rate, unanswered=True)
         interim = study_page.interim_ranking(study)
         status["interim"] = {
             "after_ballot": interim.get("interim_after"),
@@ -99,7 +100,7 @@ class ExcludeView(_StudyView):
         study = self.study(request, slug)
         voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
         data = request.data if isinstance(request.data, dict) else {}
-        reason = str(data.get("reason") or "excluded by staff").replace("\x00", "")[:200]
+        reason = store.exclusion_reason(data.get("reason"))
         voided = store.exclude_voter(voter.pk, reason)
         if voided is None:
             raise Conflict(f"{voter.pseudonym} was excluded before.")

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from collector.models import Study
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.exports import csv_lines
-from collector.studies import attention_checks, importing
+from collector.studies import attention_checks, importing, lifecycle
 
 CSV_HEADER = ["id", "related", "unrelated", "shown", "passed", "failed"]
 
@@ -29,7 +29,7 @@ CSV_HEADER = ["id", "related", "unrelated", "shown", "passed", "failed"]
 class CheckSettingsForm(forms.ModelForm):
     class Meta:
         model = Study
-        fields = ["check_every", "check_fail_limit", "check_exclude"]
+        fields = list(lifecycle.CHECK_SETTINGS)
         labels = {
             "check_every": "Show a check once in",
             "check_fail_limit": "Flag a voter after this many failed checks",
@@ -102,10 +102,14 @@ def checks_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method != "POST":
         return _page(request, study)
     if request.POST.get("action") == "settings":
-        form = CheckSettingsForm(request.POST, instance=Study.objects.get(pk=study.pk))
+        form = CheckSettingsForm(request.POST, instance=study)
         if not form.is_valid():
             return _page(request, study, settings_form=form, status=400)
-        form.save()
+        try:
+            lifecycle.update_check_settings(study.pk, **form.cleaned_data)
+        except lifecycle.LifecycleError as exc:
+            form.add_error(None, str(exc))
+            return _page(request, study, settings_form=form, status=400)
         messages.success(request, "Attention-check settings saved.")
     else:
         add = AddChecksForm(request.POST, request.FILES)

@@ -2,8 +2,8 @@
 
 ``live_status`` is what ``/staff/<slug>/live.json`` serves and the page polls every few seconds:
 per ballot its answered, open, leased and voided comparisons; for the open ballot the votes per
-minute and the active voters over the last ``WINDOW``, the time left at that rate and its items
-without an answered comparison (what an early close would leave unscored); and the measured time
+minute and the active voters over the last ``WINDOW``, the time left at that rate (and, for the
+API and CSV, its items without an answered comparison); and the measured time
 per comparison (the median response time of the study's votes) with the time and cost it
 projects for every comparison still to come (Eq. 10: person-hours = t_comp x comparisons), beside
 the plan's figure for the same time per comparison. The pay rate comes from the page.
@@ -23,28 +23,16 @@ from collector.models import Ballot, Comparison, Study, Vote
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.exports import csv_lines
 from collector.staff.study_page import interim_ranking
-from collector.studies import creating, lifecycle
+from collector.studies import bulk_sql, creating, lifecycle
 
 WINDOW = timedelta(minutes=5)
 
 
-def _seconds_per_comparison(study: Study) -> float | None:
-    """Median response time of the study's votes, in seconds (None: none measured yet)."""
-    from django.db import connection
-
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v.response_ms) "
-            "FROM collector_vote v JOIN collector_ballot b ON b.id = v.ballot_id "
-            "WHERE b.study_id = %s AND v.response_ms IS NOT NULL",
-            [study.pk],
-        )
-        (median,) = cur.fetchone()
-    return None if median is None else float(median) / 1000
-
-
-def live_status(study: Study, hourly_rate: float | None = None) -> dict[str, Any]:
-    """The figures above, as a JSON-ready dict."""
+def live_status(
+    study: Study, hourly_rate: float | None = None, *, unanswered: bool = False
+) -> dict[str, Any]:
+    """The figures above, as a JSON-ready dict; with ``unanswered``, the open ballot's items
+    without an answered comparison too (it reads the ballot's votes: not for the page's poll)."""
     now = timezone.now()
     counts = (
         Comparison.objects.filter(ballot__study=study)
@@ -78,10 +66,10 @@ def live_status(study: Study, hourly_rate: float | None = None) -> dict[str, Any
             row["active_voters"] = recent.values("voter_id").distinct().count()
             rate = row["votes_per_minute"]
             row["minutes_left"] = row["open"] / rate if rate else None
-            # What an early close would leave without a score from this ballot.
-            row["items_without_answer"] = lifecycle.items_without_answer(ballot.pk)
+            if unanswered:  # what an early close would leave without a score from this ballot
+                row["items_without_answer"] = lifecycle.items_without_answer(ballot.pk)
         ballots.append(row)
-    seconds = _seconds_per_comparison(study)
+    seconds = bulk_sql.seconds_per_comparison(study.pk)
     plan = creating.plan(study.items.count(), study.n_ballots, study.alpha, study.m, study.design)
     adaptive = study.design == Study.Design.ADAPTIVE
     planned = plan.comparisons_per_ballot if adaptive else [plan.uniform_comparisons]
@@ -136,7 +124,7 @@ def ballots_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
     rows = (
         [b["number"], *(b.get(k) for k in BALLOTS_HEADER[1:])]
-        for b in live_status(study)["ballots"]
+        for b in live_status(study, unanswered=True)["ballots"]
     )
     return download(csv_lines(BALLOTS_HEADER, rows), f"{study.slug}-ballots.csv")
 

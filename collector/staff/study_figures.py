@@ -180,9 +180,7 @@ def top_ranking(study: Study) -> StudyFigure | None:
         return None
     items = Item.objects.filter(study=study, final_rank__isnull=False).order_by("final_rank")
     if not items.filter(pooled_strength__isnull=False).exists():
-        if not Vote.objects.filter(ballot__study=study).exists():
-            return None
-        pooled_fit.store_pooled_fit(study.pk)  # a study finished before the fit was stored
+        return None  # no trusted vote to fit
     fields = ("id", "index", "token_a__text", "token_b__text", "pooled_strength", "pooled_low",
               "pooled_high")  # fmt: skip
     rows = list(items.values_list(*fields)[:TOP_RANKING])

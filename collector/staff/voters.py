@@ -21,6 +21,7 @@ from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 import ranking
@@ -60,12 +61,13 @@ class Thresholds(forms.Form):
 
     def values(self) -> dict[str, Any]:
         """The thresholds given and valid; the defaults for the others."""
-        defaults = {name: f.initial for name, f in self.fields.items()}
         data: dict[str, Any] = {}
         if self.is_bound:
             self.is_valid()  # fills cleaned_data with the valid fields; a wrong one shows its error
             data = self.cleaned_data
-        return {k: data.get(k) if data.get(k) not in (None, "") else v for k, v in defaults.items()}
+        return {
+            k: data.get(k) if data.get(k) not in (None, "") else v for k, v in defaults().items()
+        }
 
 
 def defaults() -> dict[str, Any]:
@@ -151,7 +153,6 @@ def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[s
         "checks_failed": failed,
         "failed_checks": fail_limit > 0 and failed >= fail_limit,
         "excluded": person["excluded_at"] is not None,
-        "excluded_at": person["excluded_at"],
         "excluded_reason": person["excluded_reason"],
     }
 
@@ -183,19 +184,13 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "staff/voters.html", context)
 
 
-class ExcludeForm(forms.Form):
-    reason = forms.CharField(max_length=200, required=False)
-
-
 @staff_required
 @require_POST
 def exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     """Exclude a voter of the study: see :func:`collector.voting.store.exclude_voter`."""
     study = get_study(request, slug)
     voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
-    form = ExcludeForm(request.POST)
-    reason = (form.cleaned_data["reason"] if form.is_valid() else "") or "excluded by staff"
-    voided = store.exclude_voter(voter.pk, reason)
+    voided = store.exclude_voter(voter.pk, request.POST.get("reason", ""))
     if voided is None:
         messages.info(request, f"{voter.pseudonym} was excluded before.")
     else:
@@ -204,8 +199,9 @@ def exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
             f"{voter.pseudonym} is excluded: {voided} vote{'s' if voided != 1 else ''} of the "
             f"open ballot voided, their comparisons back in the pool.",
         )
-    back = request.POST.get("query", "")
-    return redirect(f"/staff/{study.slug}/voters/" + (f"?{back}" if back else ""))
+    back = request.POST.get("query", "")  # the table's thresholds, kept
+    url = reverse("staff-voters", kwargs={"slug": study.slug})
+    return redirect(url + (f"?{back}" if back else ""))
 
 
 @staff_required

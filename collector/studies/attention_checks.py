@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
-from collector.models import AttentionCheck, Item, Study
+from collector.models import AttentionCheck, CheckAnswer, Item, Study
 from collector.studies import bulk_sql
 
 __all__ = ["add_checks", "check_figures", "copy_attention_checks", "remove_check"]
@@ -43,12 +43,14 @@ def add_checks(study: Study, rows: list[list[str]]) -> list[AttentionCheck]:
 
 
 def remove_check(study: Study, check_id: int) -> bool:
-    """Remove a check no voter has been shown (a shown one stays: its answers are evidence)."""
-    return bool(
-        AttentionCheck.objects.filter(study=study, id=check_id)
-        .exclude(answers__isnull=False)
-        .delete()[0]
+    """Remove a check no voter has been shown (a shown one stays: its answers are evidence).
+
+    One ``DELETE ... WHERE NOT EXISTS (its answers)``: a check handed out meanwhile stays.
+    """
+    unused = AttentionCheck.objects.filter(study=study, id=check_id).exclude(
+        Exists(CheckAnswer.objects.filter(attention_check=OuterRef("pk")))
     )
+    return bool(unused._raw_delete(unused.db))
 
 
 def copy_attention_checks(source: Study, copy: Study) -> int:

@@ -340,6 +340,19 @@ def update_scores(ballot_id: int, item_ids: np.ndarray, values: dict[str, np.nda
         )
 
 
+def seconds_per_comparison(study_id: int) -> float | None:
+    """Median response time of the study's votes, in seconds (None: none measured yet)."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v.response_ms) "
+            "FROM collector_vote v JOIN collector_ballot b ON b.id = v.ballot_id "
+            "WHERE b.study_id = %s AND v.response_ms IS NOT NULL",
+            [study_id],
+        )
+        (median,) = cur.fetchone()
+    return None if median is None else float(median) / 1000
+
+
 def update_items(study_id: int, item_ids: np.ndarray, values: dict[str, np.ndarray]) -> None:
     """Set columns of a study's items in one statement (NaN stored as NULL)."""
     if item_ids.size == 0:

@@ -40,6 +40,7 @@ from collector.studies.creating import (
 )
 
 __all__ = [
+    "CHECK_SETTINGS",
     "EDITABLE_TEXTS",
     "TAIL_LOCK_THRESHOLD",
     "LifecycleError",
@@ -54,6 +55,7 @@ __all__ = [
     "resume_study",
     "sweep_ballots",
     "unarchive_study",
+    "update_check_settings",
     "update_texts",
 ]
 
@@ -307,17 +309,29 @@ EDITABLE_TEXTS = (
 )  # fmt: skip
 
 
-def update_texts(study_id: int, **texts: object) -> None:
-    """Change the study's texts (:data:`EDITABLE_TEXTS` only), all in one UPDATE.
+# How often attention checks come and what failing them does (the voting function reads them).
+CHECK_SETTINGS = ("check_every", "check_fail_limit", "check_exclude")
 
-    Only the given columns are written, so a ballot closing meanwhile (which writes the study's
-    status) is never undone by an edit made from an older copy of the row.
-    """
-    unknown = set(texts) - set(EDITABLE_TEXTS)
+
+def _update(study_id: int, allowed: tuple[str, ...], fields: dict[str, object]) -> None:
+    """Write ``fields`` (of ``allowed``) in one UPDATE: only the given columns, so a ballot
+    closing meanwhile (which writes the study's status) is never undone by an edit made from an
+    older copy of the row."""
+    unknown = set(fields) - set(allowed)
     if unknown:
-        raise ValueError(f"not editable once a study is created: {', '.join(sorted(unknown))}")
-    if texts and not Study.objects.filter(id=study_id).update(**texts):
+        raise ValueError(f"not editable here: {', '.join(sorted(unknown))}")
+    if fields and not Study.objects.filter(id=study_id).update(**fields):
         raise LifecycleError("this study no longer exists")
+
+
+def update_texts(study_id: int, **texts: object) -> None:
+    """Change the study's texts (:data:`EDITABLE_TEXTS` only), all in one UPDATE."""
+    _update(study_id, EDITABLE_TEXTS, texts)
+
+
+def update_check_settings(study_id: int, **settings: object) -> None:
+    """Change how attention checks come (:data:`CHECK_SETTINGS` only), in one UPDATE."""
+    _update(study_id, CHECK_SETTINGS, settings)
 
 
 def _refused(study_id: int) -> Study:

@@ -4,8 +4,8 @@ The number of questions is the quota of the store's rules (:mod:`collector.votin
 ``min(per_voter_cap, comparisons of the current ballot)``, the current ballot being the latest
 one opened (before any is opened: the first one). The expected time is that number times the
 measured time per comparison (the median response time of the study's votes,
-:func:`collector.staff.live._seconds_per_comparison`, cached for a few minutes: the study link is
-every voter's first page), or :data:`DEFAULT_SECONDS_PER_COMPARISON` before there are votes,
+:func:`collector.studies.bulk_sql.seconds_per_comparison`, cached for a few minutes: the study
+link is every voter's first page), or :data:`DEFAULT_SECONDS_PER_COMPARISON` before there are votes,
 rounded up to whole minutes.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 
 from collector.models import Ballot, Study
-from collector.staff.live import _seconds_per_comparison
+from collector.studies.bulk_sql import seconds_per_comparison
 
 __all__ = ["DEFAULT_SECONDS_PER_COMPARISON", "Briefing", "briefing", "quota"]
 
@@ -50,7 +50,7 @@ def _seconds(study: Study) -> float | None:
     key = f"voting:seconds-per-comparison:{study.pk}"
     cached = cache.get(key)
     if cached is None:
-        cached = (_seconds_per_comparison(study),)
+        cached = (seconds_per_comparison(study.pk),)
         cache.set(key, cached, CACHE_SECONDS)
     return cached[0]
 

@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
@@ -57,6 +58,7 @@ __all__ = [
     "address_key",
     "check_voter",
     "exclude_voter",
+    "exclusion_reason",
     "next_assignment",
     "next_comparison",
     "record_vote",
@@ -345,21 +347,35 @@ def address_key(address: str) -> str:
     return digest.hexdigest()[:32]
 
 
+EXCLUDED_BY_STAFF = "excluded by staff"
+
+
+def exclusion_reason(text: object) -> str:
+    """The reason as stored: text, without NUL characters, at most 200 characters; a default
+    when none is given."""
+    reason = str(text or "").replace("\x00", "").strip()[:200]
+    return reason or EXCLUDED_BY_STAFF
+
+
 def exclude_voter(voter_id: int, reason: str) -> int | None:
     """Exclude a voter (``collector_exclude_voter``, the one implementation): no more comparisons,
     their lease freed, their votes in the open ballot voided and those comparisons back in the
     pool; votes in closed ballots stay, marked by the voter's ``excluded_at``.
 
     Returns the number of votes voided, or None when the voter was excluded before (or does not
-    exist): nothing changes then.
+    exist): nothing changes then. ``reason`` is stored as :func:`exclusion_reason` makes it.
     """
     with transaction.atomic(), connection.cursor() as cur:
         cur.execute(
             "SELECT collector_exclude_voter(%s::bigint, %s::text, %s::timestamptz)",
-            [voter_id, reason, timezone.now()],
+            [voter_id, exclusion_reason(reason), timezone.now()],
         )
         (voided,) = cur.fetchone()
-        finished = Voter.objects.filter(pk=voter_id, study__status="finished")
-        if voided >= 0 and (study_id := finished.values_list("study_id", flat=True).first()):
-            jobs.refit_pooled_after_commit(study_id)  # its stored pooled fit left them in
+        # A finished study's stored pooled fit (or the one a closing last ballot is storing)
+        # counted their votes: fit it again.
+        ending = Voter.objects.filter(pk=voter_id).filter(
+            Q(study__status="finished") | Q(study__ballots__status="closing")
+        )
+        if voided >= 0 and (study_id := ending.values_list("study_id", flat=True).first()):
+            jobs.refit_pooled_after_commit(study_id)
     return None if voided < 0 else int(voided)

@@ -7,12 +7,13 @@ import base64
 
 import numpy as np
 import pytest
+from celery.exceptions import Retry
 from django.db.models import Count
 
 import ranking
-from collector import jobs
+from collector import jobs, tasks
 from collector.models import AttentionCheck, Ballot, Item, Study, VoidedVote, Vote, Voter
-from collector.studies import bulk_sql, lifecycle, pooled_fit
+from collector.studies import bulk_sql, lifecycle
 from collector.voting import store
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, read_csv, staff_user
 from tests.factories import make_study
@@ -212,7 +213,9 @@ def test_the_finished_studys_pooled_fit_is_stored_and_refitted_without_an_exclud
     assert top.pooled_low < top.pooled_strength < top.pooled_high
     assert Item.objects.filter(study=study, pooled_low__isnull=False).count() == 30
     before = dict(Item.objects.filter(study=study).values_list("id", "pooled_strength"))
-    monkeypatch.setattr(jobs, "refit_pooled_after_commit", pooled_fit.store_pooled_fit)
+    monkeypatch.setattr(
+        jobs, "refit_pooled_after_commit", lambda sid: tasks.refit_pooled.apply(args=(sid,))
+    )
     busiest = Vote.objects.values("voter_id").annotate(n=Count("id")).order_by("-n").first()
     assert store.exclude_voter(busiest["voter_id"], "low agreement") == 0
     after = dict(Item.objects.filter(study=study).values_list("id", "pooled_strength"))
@@ -221,3 +224,10 @@ def test_the_finished_studys_pooled_fit_is_stored_and_refitted_without_an_exclud
     expected = ranking.bradley_terry(45, rows.pairs, rows.first_score)
     index = dict(Item.objects.filter(study=study).values_list("id", "index"))
     assert all(abs(after[i] - expected[index[i]]) < 1e-9 for i in after)
+
+
+def test_the_refit_waits_for_a_closing_last_ballot_and_skips_a_running_study(running):
+    assert "no pooled fit" in tasks.refit_pooled.apply(args=(running.pk,)).get()
+    Ballot.objects.filter(study=running).update(status="closing")
+    with pytest.raises(Retry):  # again in 10 s, once the close has finished the study
+        tasks.refit_pooled.apply(args=(running.pk,))

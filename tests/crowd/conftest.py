@@ -1,4 +1,5 @@
-"""Fixtures of the crowd tests: studies from the factory module, and an empty cache."""
+"""Fixtures of the crowd tests: studies from the factory module, an empty cache, and the voting
+rates switched off for the probes."""
 
 from __future__ import annotations
 
@@ -22,3 +23,14 @@ def make_study() -> Callable[..., Study]:
 def empty_cache() -> None:
     """Throttle counters live in the cache: every test starts with none."""
     cache.clear()
+
+
+@pytest.fixture
+def no_throttling(settings) -> None:
+    """Every voting rate off (the probes send many requests from one address)."""
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": dict.fromkeys(
+            ("voting_token", "voting_ip", "voting_register"), "none"
+        ),
+    }

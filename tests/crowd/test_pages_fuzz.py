@@ -280,16 +280,6 @@ def _vote(client: Client, slug: str) -> None:
     assert r.status_code == 201
 
 
-@pytest.fixture
-def no_throttling(settings: Any) -> None:
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": dict.fromkeys(
-            ("voting_token", "voting_ip", "voting_register"), "none"
-        ),
-    }
-
-
 class Visitors(NamedTuple):
     voters: list[Visitor]  # the first: a voter holding a pair
     staff: Visitor  # a superuser, for "try as a voter" (the pair: the preview's first)

@@ -45,13 +45,7 @@ CONFIG = schemathesis.Config.from_dict(
 
 
 @pytest.fixture
-def voter_token(db, settings):
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": dict.fromkeys(
-            ("voting_token", "voting_ip", "voting_register"), "none"
-        ),
-    }
+def voter_token(db, no_throttling):
     study = make_study(n_tokens=6, n_ballots=2, m=4, seed=3)
     voter = study.voters.create(source="participant", participant="fuzz-1")
     User.objects.create_superuser("fuzz-admin", "admin@example.org", ADMIN_PASSWORD)

@@ -26,16 +26,6 @@ CROWD = 20
 SEEDS = (1, 2, 3)
 
 
-@pytest.fixture
-def no_throttling(settings):
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": dict.fromkeys(
-            ("voting_token", "voting_ip", "voting_register"), "none"
-        ),
-    }
-
-
 def offline(n_items: int) -> dict[str, tuple[float, float]]:
     z = ranking.underlying_similarity("exponential", n_items)
     runs = ranking.run_simulations(

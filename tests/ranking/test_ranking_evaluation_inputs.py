@@ -242,6 +242,25 @@ def test_votes_are_matched_to_the_rankings_item_ids_and_ballots(tmp_path: Path) 
     assert [b.tolist() for b in votes.ballot_items] == [[0, 1, 2], [0, 1]]
 
 
+def test_votes_marked_voter_excluded_are_left_out(tmp_path: Path) -> None:
+    gold = read_gold(write(tmp_path / "ranking.csv", STUDY))
+    votes = read_votes(
+        write(
+            tmp_path / "votes.csv",
+            VOTES_HEADER.rstrip("\n") + ",voter_excluded\n"
+            "1,1,2,0,left,v1,t,100,false\n"
+            "1,2,1,2,tie,v2,t,90,True\n"
+            "1,3,1,0,right,v3,t,70,\n"
+            "2,4,0,2,right,v1,t,80,1\n",
+        ),
+        gold,
+    )
+    # v2's vote and v1's second vote are marked excluded; v2 then never appears.
+    assert votes.pairs.tolist() == [[0, 1], [2, 1]]
+    assert votes.first_score.tolist() == [1.0, 0.0]
+    assert votes.voter_names == ("v1", "v3") and votes.voter.tolist() == [0, 1]
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [

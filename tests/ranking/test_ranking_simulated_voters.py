@@ -165,3 +165,39 @@ def test_one_answer_at_a_time_is_the_batch_answer_from_the_same_state() -> None:
         single.answer_one(0, 30, 0)
     with pytest.raises(ValueError, match="voter"):
         single.answer_one(0, 1, -1)
+
+
+class FixedVoters:
+    """A voter source that hands out the values it was given, whatever the count asked."""
+
+    def __init__(self, sigma: list[float], eps: list[float]) -> None:
+        self.sigma, self.eps = np.array(sigma), np.array(eps)
+
+    def draw_voters(self, n_voters: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        return self.sigma, self.eps
+
+
+def test_the_crowd_takes_its_voters_from_a_source() -> None:
+    crowd = SimulatedCrowd(
+        [0.1, 0.9], 2, np.random.default_rng(0), voters=FixedVoters([0, 0], [0, 1])
+    )
+    assert crowd.sigma.tolist() == [0.0, 0.0] and crowd.eps.tolist() == [0.0, 1.0]
+    # Without noise, voter 0 picks the more related item and voter 1 (eps = 1) the other.
+    assert crowd.answer([[0, 1], [0, 1]], [0, 1]).tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("sigma", "eps", "message"),
+    [
+        ([0.1], [0.01], "voters must draw 2 sigma and 2 eps values"),
+        ([0.1, 0.2], [0.01, 0.02, 0.03], "voters must draw 2 sigma and 2 eps values"),
+        ([0.1, -0.2], [0.01, 0.02], r"sigma >= 0 and eps in \[0, 1\]"),
+        ([0.1, 0.2], [0.01, 1.5], r"sigma >= 0 and eps in \[0, 1\]"),
+        ([0.1, 0.2], [-0.01, 0.02], r"sigma >= 0 and eps in \[0, 1\]"),
+    ],
+)
+def test_the_crowd_refuses_a_source_that_draws_badly(
+    sigma: list[float], eps: list[float], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        SimulatedCrowd([0.1, 0.9], 2, np.random.default_rng(0), voters=FixedVoters(sigma, eps))

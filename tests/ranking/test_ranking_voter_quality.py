@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from ranking import position_bias, voter_quality
+from ranking import bradley_terry, position_bias, voter_quality
 
 
 def crowd_votes(seed: int = 0):
@@ -52,3 +53,31 @@ def test_the_crowds_position_bias_comes_with_a_wilson_interval():
     bias = position_bias([1.0] * 60 + [0.0] * 40 + [0.5] * 10)
     assert bias["n"] == 100 and bias["left_share"] == 0.6
     assert 0.5 < bias["low"] < 0.6 < bias["high"] < 0.7
+
+
+def test_votes_left_out_of_the_consensus_are_still_measured_against_it():
+    n, pairs, scores, voters, times = crowd_votes()
+    trusted = voters < 20  # the random voters and the straight-liner left out (excluded, say)
+    everyone = voter_quality(n, pairs, scores, voters, times)
+    q = voter_quality(n, pairs, scores, voters, times, consensus=trusted)
+    # The careful voters are measured against a consensus without the others' votes: 13 of
+    # their 20 agreements change (mean 0.752 -> 0.759).
+    assert np.sum(q.agreement[:20] != everyone.agreement[:20]) >= 10
+    # The voters left out still get every figure; their agreement is with the trusted votes'
+    # own Bradley-Terry fit (theirs are not in it to leave out).
+    assert list(q.voters) == list(range(24)) and np.all(q.votes == 60)
+    assert list(np.flatnonzero(q.speeder)) == [20, 21, 22] and q.straight_liner[23]
+    consensus = bradley_terry(n, pairs[trusted], scores[trusted])
+    for voter in range(20, 24):
+        mine = voters == voter
+        d = consensus[pairs[mine, 0]] - consensus[pairs[mine, 1]]
+        usable = (scores[mine] != 0.5) & (d != 0)
+        agreed = (d[usable] > 0) == (scores[mine][usable] == 1.0)
+        assert q.agreement[voter] == pytest.approx(agreed.mean())
+    assert np.all(q.low_agreement[20:]) and not np.any(q.low_agreement[:20])
+
+
+def test_the_consensus_mask_needs_one_entry_per_vote():
+    n, pairs, scores, voters, _ = crowd_votes()
+    with pytest.raises(ValueError, match="consensus must have one entry per vote"):
+        voter_quality(n, pairs, scores, voters, consensus=np.ones(3, dtype=bool))
