@@ -27,11 +27,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ranking.crowd import underlying_similarity  # noqa: E402
 from ranking.evaluation import evaluate  # noqa: E402
-from ranking.model_scores import item_scores  # noqa: E402
-from ranking.simulated_voters import underlying_similarity  # noqa: E402
-from ranking.study_votes import simulate_study_votes  # noqa: E402
-from ranking.word_vectors import load_word_vectors  # noqa: E402
+from ranking.files import item_scores, load_word_vectors  # noqa: E402
+from ranking.simulation import simulate_study_votes  # noqa: E402
 
 
 def _peak_mb() -> float:

@@ -20,13 +20,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranking import (  # noqa: E402 - the path line above makes the checkout importable
-    ballot_pairs,
-    bradley_terry,
-    table2,
-    weighted_kendall,
-)
-from ranking.simulated_studies import run_simulations, similarity_for  # noqa: E402
+from ranking import table2, weighted_kendall  # noqa: E402 - the path line above makes the checkout importable
+from ranking.crowd import similarity_for  # noqa: E402
+from ranking.designs import ballot_pairs  # noqa: E402 - the path line above makes the checkout importable
+from ranking.protocol import bradley_terry  # noqa: E402 - the path line above makes the checkout importable
+from ranking.simulation import run_simulations  # noqa: E402
 
 DEFAULT_CSV = str(
     Path(__file__).resolve().parent.parent / "ranking" / "data" / "underlying_sim_samearea.csv"

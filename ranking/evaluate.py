@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .evaluation import MISSING_POLICIES, evaluate
-from .gold_standards import GOLD_FORMATS, read_gold
-from .model_scores import read_model_scores
-from .study import ESTIMATORS
-from .study_votes import read_votes
-from .word_vectors import CASE_POLICIES, VECTOR_FORMATS, load_word_vectors
+from .evaluation.model_evaluation import MISSING_POLICIES, evaluate
+from .files.model_scores import read_model_scores
+from .files.gold import GOLD_FORMATS, read_gold
+from .files.votes import read_votes
+from .files.word_vectors import CASE_POLICIES, VECTOR_FORMATS, load_word_vectors
+from .protocol.closing import ESTIMATORS
 
 __all__ = ["build_parser", "main"]
 
@@ -110,7 +110,7 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
             )
         )
     if args.sentence:
-        from .sentence_scores import SentenceEmbeddings
+        from .evaluation.sentence_scores import SentenceEmbeddings
 
         add(SentenceEmbeddings())
     return models

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .budget import plan_study
+from .protocol.budget import plan_study
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,14 @@
 """Command line of the simulator (Section 4.2).
 
 ``python -m ranking.simulate run --dist exponential --items 990 --m 20 --alpha 0.5
---ballots 7 --voters 100 --sims 50 --seed 0 [--estimator ...] [--variant ...] [--json]``
+--ballots 7 --voters 100 --sims 50 --seed 0 [--design swiss [--window 6]] [--estimator ...]
+[--variant ...] [--targets T --candidates C] [--json]`` (without ``--design``: the paper's two
+designs, adaptive and uniform).
+
+``python -m ranking.simulate compare --designs adaptive,swiss --dist exponential --sims 20
+--seed 0 [--estimator ...] [--crowd crowd.json] [--json]`` runs the designs on the same seeds
+(same crowd, same random streams) and prints each design's mean and standard error of rho_w,
+tau_w, rho and tau, and the paired difference from the first design with its 95% interval.
 
 ``python -m ranking.simulate table2 [--variant paper|reference-code] [--sims 50] [--seed 0]
 [--embedding-csv PATH] [--estimator ...] [--json]``
@@ -26,10 +33,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .crowd_model import CrowdModel
-from .crowd_prediction import prediction_similarities
-from .simulated_studies import DESIGNS, METRICS, VARIANTS, run_simulations, table2
-from .study import ESTIMATORS
+import numpy as np
+
+from .crowd.model import CrowdModel
+from .designs import DESIGNS, Design, get_design
+from .protocol.closing import ESTIMATORS
+from .simulation.prediction import prediction_similarities
+from .simulation.studies import (
+    METRICS,
+    TABLE2_DESIGNS,
+    VARIANTS,
+    SimulationSummary,
+    run_simulations,
+    table2,
+    target_similarities,
+)
 
 _TITLES = {"rho_w": "rho_w", "tau_w": "tau_w", "rho": "rho", "tau": "tau"}
 
@@ -37,30 +55,27 @@ _TITLES = {"rho_w": "rho_w", "tau_w": "tau_w", "rho": "rho", "tau": "tau"}
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m ranking.simulate",
-        description="Simulate adaptive and uniform vote collections with the same budget.",
+        description="Simulate vote collections of several designs with the same budget.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="simulate one setting")
     run.add_argument(
-        "--dist",
+        "--design",
+        choices=tuple(DESIGNS),
         default=None,
-        help="exponential, power_law, embedding (the paper's, shipped), csv:PATH (column "
-        "similarity) or profile (the crowd file's items; the default with --crowd)",
+        help="one design (default: the paper's adaptive and uniform)",
     )
-    run.add_argument(
-        "--crowd",
-        default=None,
-        help="crowd file (JSON, from the fit command): draw the voters from it instead of "
-        "the paper's ranges (not with --variant reference-code)",
+    compare = commands.add_parser(
+        "compare", help="designs on the same crowd and seeds, with paired differences"
     )
-    run.add_argument("--items", type=int, default=990, help="items (ignored for csv:PATH)")
-    run.add_argument("--m", type=int, default=20, help="comparisons per item and ballot")
-    run.add_argument("--alpha", type=float, default=0.5, help="fraction kept per ballot")
-    run.add_argument("--ballots", type=int, default=7, help="number of ballots n_b")
-    run.add_argument("--voters", type=int, default=100, help="number of simulated voters")
-    run.add_argument("--sims", type=int, default=50, help="number of simulations")
-    run.add_argument("--seed", type=int, default=0, help="seed of the random generator")
+    compare.add_argument(
+        "--designs",
+        required=True,
+        help=f"comma-separated designs, the first the baseline ({', '.join(DESIGNS)})",
+    )
+    for sub in (run, compare):
+        _setting_arguments(sub)
 
     t2 = commands.add_parser("table2", help="the setting of the paper's Table 2")
     t2.add_argument("--sims", type=int, default=50, help="simulations per distribution")
@@ -71,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="CSV of similarities for the embedding rows (default: the paper's, shipped)",
     )
 
-    for sub in (run, t2):
+    for sub in (run, compare, t2):
         sub.add_argument("--variant", choices=tuple(VARIANTS), default="paper")
         sub.add_argument("--estimator", choices=ESTIMATORS, default="rescaled_borda")
         sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -99,6 +114,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _setting_arguments(sub: argparse.ArgumentParser) -> None:
+    """The simulated study's settings, shared by run and compare."""
+    sub.add_argument(
+        "--dist",
+        default=None,
+        help="exponential, power_law, embedding (the paper's, shipped), csv:PATH (column "
+        "similarity) or profile (the crowd file's items; the default with --crowd)",
+    )
+    sub.add_argument(
+        "--crowd",
+        default=None,
+        help="crowd file (JSON, from the fit command): draw the voters from it instead of "
+        "the paper's ranges (not with --variant reference-code)",
+    )
+    sub.add_argument("--items", type=int, default=990, help="items (ignored for csv:PATH)")
+    sub.add_argument("--m", type=int, default=20, help="comparisons per item and ballot")
+    sub.add_argument("--alpha", type=float, default=0.5, help="fraction kept per ballot")
+    sub.add_argument("--ballots", type=int, default=7, help="number of ballots n_b")
+    sub.add_argument("--voters", type=int, default=100, help="number of simulated voters")
+    sub.add_argument("--sims", type=int, default=50, help="number of simulations")
+    sub.add_argument("--seed", type=int, default=0, help="seed of the random generator")
+    sub.add_argument(
+        "--targets",
+        type=int,
+        default=None,
+        help="a target study of this many targets (each its own draw of --dist); "
+        "metrics are the mean over targets",
+    )
+    sub.add_argument("--candidates", type=int, default=None, help="candidates per target")
+    seen: set[str] = set()
+    for design in DESIGNS.values():
+        for parameter in design.parameters:
+            if parameter.name not in seen:
+                seen.add(parameter.name)
+                sub.add_argument(
+                    f"--{parameter.name}",
+                    type=int,
+                    default=None,
+                    help=f"{design.name}: {parameter.help} (default {parameter.default})",
+                )
+
+
 @contextmanager
 def _progress(total: int, enabled: bool) -> Iterator[Callable[[int], Any] | None]:
     if not enabled:
@@ -118,24 +175,42 @@ def _cell(pair: Sequence[float | None]) -> str:
 
 
 def _format_rows(rows: list[dict[str, Any]]) -> str:
-    header = f"{'distribution':<12} {'design':<9} " + " ".join(
+    header = f"{'distribution':<12} {'design':<11} " + " ".join(
         f"{_TITLES[metric]:>17}" for metric in METRICS
     )
     lines = [header, "-" * len(header)]
     for row in rows:
         lines.append(
-            f"{row['distribution']:<12} {row['design']:<9} "
+            f"{row['distribution']:<12} {row['design']:<11} "
             + " ".join(f"{_cell(row[metric]):>17}" for metric in METRICS)
         )
         if "published" in row:
             lines.append(
-                f"{'':<12} {'published':<9} "
+                f"{'':<12} {'published':<11} "
                 + " ".join(f"{_cell(row['published'][metric]):>17}" for metric in METRICS)
             )
     return "\n".join(lines)
 
 
-def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
+def _designs(args: argparse.Namespace, names: Sequence[str]) -> list[Design]:
+    """The named designs with the options given on the command line (their own only)."""
+    designs = []
+    for name in names:
+        if name not in DESIGNS:
+            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {name!r}")
+        options = {
+            p.name: getattr(args, p.name)
+            for p in DESIGNS[name].parameters
+            if getattr(args, p.name) is not None
+        }
+        designs.append(get_design(name, options))
+    return designs
+
+
+def _simulate(
+    args: argparse.Namespace, names: Sequence[str], show_progress: bool
+) -> tuple[dict[str, Any], SimulationSummary, list[str]]:
+    """Run the setting of ``args`` for the designs ``names``: (settings, summary, labels)."""
     dist = args.dist or "profile"
     if dist == "profile" and args.crowd is None:
         raise ValueError("--dist is required without --crowd (whose item profile is the default)")
@@ -145,11 +220,24 @@ def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
             "--crowd needs --variant paper: a crowd's sigma* is fitted with the paper's noise "
             "amplitude (1 - z^2), not the reference code's z (1 - z)"
         )
+    if (args.targets is None) != (args.candidates is None):
+        raise ValueError("--targets and --candidates go together")
     crowd = None if args.crowd is None else CrowdModel.from_json(Path(args.crowd))
-    z = prediction_similarities(crowd, args.items, dist, args.variant)
+    groups = None
+    if args.targets is not None:
+        if dist == "profile":
+            raise ValueError("a target study needs --dist (each target draws from it)")
+        z, groups = target_similarities(
+            dist, args.targets, args.candidates, np.random.default_rng(args.seed), args.variant
+        )
+    else:
+        z = prediction_similarities(crowd, args.items, dist, args.variant)
+    designs = _designs(args, names)
+    labels = [design.name for design in designs]
     with _progress(args.sims, show_progress) as update:
         summary = run_simulations(
             z,
+            designs=designs,
             sims=args.sims,
             seed=args.seed,
             m=args.m,
@@ -161,37 +249,99 @@ def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
             jobs=args.jobs,
             progress=update,
             crowd=crowd,
+            groups=groups,
         )
-    name = "csv" if dist.startswith("csv:") else dist
-    rows = []
-    for design in DESIGNS:
-        row: dict[str, Any] = {"distribution": name, "design": design}
-        row.update(summary.mean_sd(design))
-        rows.append(row)
-    return {
+    summary = SimulationSummary(
+        dict(zip(labels, summary.values.values(), strict=True)),
+        dict(zip(labels, summary.comparisons.values(), strict=True)),
+        summary.seconds,
+    )
+    settings = {
         "variant": args.variant,
         "estimator": args.estimator,
         "distribution": dist,
         "crowd": args.crowd,
         "items": int(z.size),
+        "targets": args.targets,
+        "candidates": args.candidates,
         "m": args.m,
         "alpha": args.alpha,
         "ballots": args.ballots,
         "voters": args.voters,
         "sims": args.sims,
         "seed": args.seed,
+        "designs": {design.name: design.options for design in designs},
         "seconds": round(summary.seconds, 3),
         "comparisons": summary.comparisons,
-        "rows": rows,
     }
+    return settings, summary, labels
+
+
+def _run(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
+    names = TABLE2_DESIGNS if args.design is None else (args.design,)
+    settings, summary, labels = _simulate(args, names, show_progress)
+    dist = settings["distribution"]
+    name = "csv" if dist.startswith("csv:") else dist
+    rows = []
+    for design in labels:
+        row: dict[str, Any] = {"distribution": name, "design": design}
+        row.update(summary.mean_sd(design))
+        rows.append(row)
+    return {**settings, "rows": rows}
+
+
+def _compare(args: argparse.Namespace, show_progress: bool) -> dict[str, Any]:
+    names = [name.strip() for name in args.designs.split(",") if name.strip()]
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise ValueError("--designs needs at least two different designs, e.g. adaptive,swiss")
+    settings, summary, labels = _simulate(args, names, show_progress)
+    baseline = labels[0]
+    return {
+        **settings,
+        "baseline": baseline,
+        "rows": [{"design": label, **summary.mean_se(label)} for label in labels],
+        "differences": [
+            {"design": label, "baseline": baseline, **summary.paired_difference(label, baseline)}
+            for label in labels[1:]
+        ],
+    }
+
+
+def _format_compare(result: dict[str, Any]) -> str:
+    header = f"{'design':<12} " + " ".join(f"{metric:>17}" for metric in METRICS)
+    lines = [
+        f"{result['sims']} paired simulations, seed {result['seed']}, {result['distribution']}, "
+        f"estimator {result['estimator']}; comparisons: "
+        + ", ".join(f"{k} {v:,}" for k, v in result["comparisons"].items()),
+        "",
+        "mean ± standard error",
+        header,
+        "-" * len(header),
+    ]
+    for row in result["rows"]:
+        lines.append(
+            f"{row['design']:<12} " + " ".join(f"{_cell(row[metric]):>17}" for metric in METRICS)
+        )
+    wide = f"{'design':<12} " + " ".join(f"{metric:>24}" for metric in METRICS)
+    lines += ["", f"paired difference from {result['baseline']} [95% interval]", wide]
+    lines.append("-" * len(wide))
+    for row in result["differences"]:
+        cells = []
+        for metric in METRICS:
+            mean, low, high = row[metric]
+            cells.append(
+                f"{mean:+.3f}" if low is None else f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+            )
+        lines.append(f"{row['design']:<12} " + " ".join(f"{c:>24}" for c in cells))
+    return "\n".join(lines)
 
 
 def _fit(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
-    from .crowd_noise import fit_crowd
-    from .gold_standards import read_gold
-    from .study_votes import read_votes
+    from .crowd.noise import fit_crowd
+    from .files.gold import read_gold
+    from .files.votes import read_votes
 
     gold = read_gold(args.ranking, "study")
     votes = read_votes(args.votes, gold)
@@ -241,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             result = _run(args, show_progress)
+        elif args.command == "compare":
+            result = _compare(args, show_progress)
         else:
             n_distributions = 3
             with _progress(args.sims * n_distributions, show_progress) as update:
@@ -258,12 +410,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
+    if args.command == "compare":
+        print(_format_compare(result))
+        return 0
     comparisons = result["comparisons"]
     print(
         f"variant {result['variant']}, estimator {result['estimator']}, "
         f"{result['sims']} simulations, seed {result['seed']}: "
-        f"{comparisons['adaptive']:,} adaptive vs {comparisons['uniform']:,} uniform "
-        f"comparisons, {result['seconds']:.1f} s"
+        + " vs ".join(f"{count:,} {design}" for design, count in comparisons.items())
+        + f" comparisons, {result['seconds']:.1f} s"
     )
     print(_format_rows(result["rows"]))
     return 0

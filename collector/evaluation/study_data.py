@@ -12,8 +12,8 @@ from django.db.models import Max
 from collector.models import Item, ItemScore, Study
 from collector.staff.exports import require_finished
 from collector.studies import bulk_sql
-from ranking.gold_standards import GoldStandard
-from ranking.study_votes import StudyVotes
+from ranking.ballots import StudyVotes
+from ranking.files import GoldStandard
 
 
 def gold_of(study: Study) -> GoldStandard:

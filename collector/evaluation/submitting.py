@@ -21,8 +21,7 @@ from collector import jobs
 from collector.evaluation.study_data import gold_of
 from collector.models import Evaluation, Study
 from collector.staff.exports import NotFinished
-from ranking.model_scores import item_scores, read_model_scores
-from ranking.word_vectors import load_word_vectors
+from ranking.files import item_scores, load_word_vectors, read_model_scores
 
 NAME_MAX = 100  # Evaluation.name's max_length
 

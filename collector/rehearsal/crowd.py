@@ -222,7 +222,7 @@ class Crowd:
         self.cfg = cfg
         self.info = info
         self.item_index = item_index
-        z = ranking.underlying_similarity(cfg.dist, info.n_items)
+        z = ranking.crowd.underlying_similarity(cfg.dist, info.n_items)
         rng = np.random.default_rng([cfg.seed, 0])
         self.people = ranking.SimulatedCrowd(z, cfg.crowd_size, rng)
         self.tally = Tally(busy_at=max(1, math.ceil(cfg.busy_share * cfg.voters)))
@@ -436,10 +436,12 @@ def summarize(
         "ballots": audit["ballots"],
         "closing_seconds": [b["closing_seconds"] for b in audit["ballots"] if b["closing_seconds"]],
     }
-    metrics: dict[str, float | None] = dict.fromkeys(ranking.METRICS)
+    metrics: dict[str, float | None] = dict.fromkeys(ranking.simulation.METRICS)
     if audit["ranks"] is not None:
-        z = ranking.underlying_similarity(cfg.dist, info.n_items)
-        found = ranking.rank_metrics(np.asarray(audit["ranks"]), ranking.true_ranks(z))
+        z = ranking.crowd.underlying_similarity(cfg.dist, info.n_items)
+        found = ranking.simulation.rank_metrics(
+            np.asarray(audit["ranks"]), ranking.crowd.true_ranks(z)
+        )
         metrics = {k: round(v, 4) for k, v in found.items()}
     out.update(metrics)
     return out

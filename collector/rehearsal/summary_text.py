@@ -32,7 +32,7 @@ def format_summary(s: dict[str, Any]) -> str:
         f"(load generator CPU {s['client_cpu_ms_per_request']} ms per request)",
         f"time in closing per ballot (s): {s['closing_seconds']}",
         "ranking vs truth: "
-        + ", ".join(f"{k} {s[k]}" for k in ranking.METRICS)
+        + ", ".join(f"{k} {s[k]}" for k in ranking.simulation.METRICS)
         + ("" if s["rho_w"] is not None else " (study not finished)"),
     ]
     return "\n".join(lines)

@@ -108,7 +108,7 @@ def rescaling(study: Study) -> list[StudyFigure]:
             continue
         x = np.array([now[i] for i in ids])
         prev = np.array([before[i] for i in ids])
-        b = ranking.rescale_slope(x, prev)
+        b = ranking.protocol.rescale_slope(x, prev)
         title = f"Ballot {ballot.number}: x^({ballot.number}) against ybar^({ballot.number - 1})"
         fig, ax = _figure(title, (5.0, 4.4))
         # Thousands of points: drawn as one embedded image, or the SVG would weigh megabytes.

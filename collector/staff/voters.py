@@ -1,7 +1,7 @@
 """The staff's voter table: how each voter answered, with flags, and the crowd's position bias;
 excluding a voter.
 
-Figures come from :func:`ranking.voter_quality` over the study's votes; the thresholds of the
+Figures come from :func:`ranking.crowd.voter_quality` over the study's votes; the thresholds of the
 flags are the page's form (speeders: median response under ``speeder_ms``; straight-liners: a
 run of ``run_length`` answers on the same side; low agreement: under ``min_agreement`` of the
 voter's votes predicted by everyone else's; failed checks: at least the study's
@@ -96,7 +96,7 @@ def voter_table(study: Study, thresholds: dict[str, Any]) -> dict[str, Any]:
     }
     q = None
     if votes.voter.size:
-        q = ranking.voter_quality(
+        q = ranking.crowd.voter_quality(
             study.items.count(), votes.pairs, votes.first_score, votes.voter, votes.response_ms,
             speeder_ms=thresholds["speeder_ms"], run_length=thresholds["run_length"],
             min_agreement=thresholds["min_agreement"], consensus=~votes.excluded,
@@ -133,7 +133,7 @@ def voter_table(study: Study, thresholds: dict[str, Any]) -> dict[str, Any]:
     trusted = votes.trusted()
     return {
         "rows": rows,
-        "bias": ranking.position_bias(trusted.first_score) if trusted.voter.size else None,
+        "bias": ranking.crowd.position_bias(trusted.first_score) if trusted.voter.size else None,
         "leave_one_out": q.leave_one_out if q is not None else True,
     }
 

@@ -119,7 +119,7 @@ def preview_study(
         "areas": [(a.name, len(a.tokens), len(a.pairs)) for a in areas],
         "plan": study_plan,
         "ballots": [
-            (n, m_k, ranking.ballot_comparisons(n, m_k))
+            (n, m_k, ranking.protocol.ballot_comparisons(n, m_k))
             for n, m_k in plan_ballots(n_items, n_ballots, alpha, m, design)
         ],
         "warnings": study_plan.warnings if design == Study.Design.ADAPTIVE else [],
@@ -265,7 +265,7 @@ def generate_ballot(
     """Store ballot ``number`` with its members and comparisons (left = first of the pair)."""
     now = timezone.now()
     members = np.sort(np.asarray(members, dtype=np.int64))
-    pairs = ranking.ballot_pairs(members, m, study_rng(study, number, Purpose.PAIRS))
+    pairs = ranking.designs.ballot_pairs(members, m, study_rng(study, number, Purpose.PAIRS))
     ballot = Ballot.objects.create(
         study=study, number=number, m=m, n_items=len(members), n_comparisons=len(pairs),
         status=Ballot.Status.OPEN if open_now else Ballot.Status.PENDING,

@@ -183,7 +183,7 @@ def close_ballot(ballot_id: int) -> str:
         _, out = ranking.close_ballot(
             state, members, pairs, first_score, n_next,
             study_rng(study, ballot.number, Purpose.CLOSE),
-            estimator=cast(ranking.Estimator, study.estimator),
+            estimator=cast(ranking.protocol.Estimator, study.estimator),
         )  # fmt: skip
         item_ids = bulk_sql.item_ids_by_index(study.pk)
         bulk_sql.update_scores(
@@ -213,7 +213,7 @@ _SCORE_FIELDS = ("wins", "ties", "appearances", "x", "y", "ybar", "strength")
 
 
 def _finish(study: Study, scores: np.ndarray, item_ids: np.ndarray) -> None:
-    ranks = ranking.ranks_from_scores(
+    ranks = ranking.protocol.ranks_from_scores(
         scores, study_rng(study, study.n_ballots + 1, Purpose.FINAL_RANKS)
     )
     bulk_sql.update_items(study.pk, item_ids, {"final_rank": ranks, "final_score": scores})

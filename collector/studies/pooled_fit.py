@@ -3,8 +3,8 @@
 Fitting every vote of a 100,000-item study (two million votes) takes tens of seconds, too long
 for a page; the close of the last ballot stores the fit instead (and an exclusion after the end
 stores it again, in the background): every item's log-strength and a 95% Wald interval for the
-best ``TOP`` items of the final ranking (:func:`ranking.strength_intervals`, one sparse solve
-each). Votes of excluded voters are left out. The study's top-ranking figure reads them.
+best ``TOP`` items of the final ranking (:func:`ranking.protocol.strength_intervals`, one sparse
+solve each). Votes of excluded voters are left out. The study's top-ranking figure reads them.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def store_pooled_fit(study_id: int) -> None:
             dtype=np.int64,
         )
         if top.size:
-            low[top], high[top] = ranking.strength_intervals(
+            low[top], high[top] = ranking.protocol.strength_intervals(
                 n, rows.pairs, rows.first_score, strength, top
             )
     bulk_sql.update_items(

@@ -135,7 +135,7 @@ def test_a_close_that_crashes_mid_way_leaves_nothing_and_a_retry_completes(monke
     study = make_study()
     ballot = _answer_all(study, monkeypatch)
     # Crash after the scores are written, while the next ballot is being generated.
-    real_pairs = ranking.ballot_pairs
+    real_pairs = ranking.designs.ballot_pairs
 
     def crash(*args, **kwargs):
         raise RuntimeError("worker killed")

@@ -45,7 +45,7 @@ def test_the_live_figures_count_the_open_ballot_and_project_time_and_cost(client
     p = data["projection"]
     assert p["seconds_per_comparison"] == 3.0
     # The open ballot's rest, then the planned ballots 2 and 3.
-    planned = ranking.comparisons_per_ballot(28, study.alpha, study.n_ballots, study.m)
+    planned = ranking.protocol.comparisons_per_ballot(28, study.alpha, study.n_ballots, study.m)
     assert p["comparisons_left"] == 52 + sum(planned[1:])
     assert p["person_hours_left"] == pytest.approx(3.0 * p["comparisons_left"] / 3600)
     assert p["cost_left"] == pytest.approx(12 * p["person_hours_left"])

@@ -102,7 +102,7 @@ def test_it_runs_an_adaptive_study_of_three_ballots_end_to_end(celery_worker, tm
         assert int(r["appearances"]) == sum(
             1 for v in votes if int(v["item_left"]) == i or int(v["item_right"]) == i
         )
-    expected = ranking.ranks_from_scores(state.ybar, np.random.default_rng([11, 4, 4]))
+    expected = ranking.protocol.ranks_from_scores(state.ybar, np.random.default_rng([11, 4, 4]))
     assert [int(by_item[i]["rank"]) for i in range(28)] == expected.tolist()
     assert all(float(a["score"]) >= float(b["score"]) for a, b in zip(rows, rows[1:], strict=False))
 

@@ -93,8 +93,10 @@ def test_a_repeated_vote_answered_200_is_one_vote():
 def test_accuracy_is_reported_only_for_a_finished_study():
     t = tally({}, [])
     assert summarize(CFG, INFO, t, audit([]), 1.0, True)["rho_w"] is None
-    # Truth: item i has similarity z_i (Item.index order), ranked by |z_i| (ranking.true_ranks).
-    perfect = ranking.true_ranks(ranking.underlying_similarity("exponential", 10)).tolist()
+    # Truth: item i has similarity z_i (Item.index order), ranked by |z_i| (true_ranks).
+    perfect = ranking.crowd.true_ranks(
+        ranking.crowd.underlying_similarity("exponential", 10)
+    ).tolist()
     s = summarize(CFG, INFO, t, audit([], ranks=perfect), 1.0, False)
     assert s["rho_w"] == s["rho"] == s["tau"] == 1.0
 

@@ -27,7 +27,7 @@ SEEDS = (1, 2, 3)
 
 
 def offline(n_items: int) -> dict[str, tuple[float, float]]:
-    z = ranking.underlying_similarity("exponential", n_items)
+    z = ranking.crowd.underlying_similarity("exponential", n_items)
     runs = ranking.run_simulations(
         z, sims=200, seed=7, m=M, alpha=ALPHA, n_ballots=N_BALLOTS, n_voters=CROWD
     )
@@ -53,7 +53,7 @@ def test_the_crowd_over_http_ranks_as_well_as_the_offline_simulator(
         assert summary["lost"] == summary["duplicated"] == 0
         assert summary["votes_stored"] == Vote.objects.filter(ballot__study=study).count()
         assert summary["votes_stored"] == sum(
-            ranking.comparisons_per_ballot(summary["items"], ALPHA, N_BALLOTS, M)
+            ranking.protocol.comparisons_per_ballot(summary["items"], ALPHA, N_BALLOTS, M)
         )
         found.append(summary)
 

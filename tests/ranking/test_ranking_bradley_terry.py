@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking import bradley_terry, strength_intervals
+from ranking.protocol import bradley_terry, strength_intervals
 
 
 def _random_comparisons(seed: int, n: int = 40, p: int = 400) -> tuple[np.ndarray, np.ndarray]:

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from ranking import ballot_comparisons, comparisons_per_ballot, plan_study, uniform_m
+from ranking import plan_study
 from ranking.plan import main
+from ranking.protocol import ballot_comparisons, comparisons_per_ballot, uniform_m
 
 
 def test_the_papers_run_needs_19660_comparisons() -> None:

@@ -8,14 +8,15 @@ import importlib
 import pytest
 
 MODULES = [
-    "ranking.ballots",
-    "ranking.bradley_terry",
-    "ranking.crowd_model",
-    "ranking.metrics",
-    "ranking.budget",
-    "ranking.scores",
-    "ranking.simulated_voters",
-    "ranking.tied_metrics",
+    "ranking.crowd.model",
+    "ranking.crowd.voters",
+    "ranking.designs",
+    "ranking.designs.repeats",
+    "ranking.designs.round_robin",
+    "ranking.evaluation.tied_metrics",
+    "ranking.protocol.bradley_terry",
+    "ranking.protocol.budget",
+    "ranking.protocol.scores",
 ]
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranking import simulate_study_votes, underlying_similarity
+from ranking.crowd import underlying_similarity
 from ranking.evaluate import main
+from ranking.simulation import simulate_study_votes
 
 TOP_KEYS = {"n", "coverage", "rho_w", "tau_w", "rho", "tau", "chance", "oov", "models", "seed"}
 

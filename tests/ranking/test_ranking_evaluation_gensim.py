@@ -18,8 +18,9 @@ import numpy as np
 import pyarrow.parquet as parquet
 import pytest
 
-from ranking import WordVectors, load_word_vectors, read_gold
+from ranking import load_word_vectors, read_gold
 from ranking.evaluation import evaluate
+from ranking.files import WordVectors
 from tests.ranking.test_ranking_evaluation_metrics import quadratic_metrics
 
 DATASETS = ["wordsim353.tsv", "simlex999.txt"]

@@ -7,16 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranking import (
-    InputFileError,
+from ranking import InputFileError, load_word_vectors, read_gold, read_votes
+from ranking.files import (
     ScoreTable,
     WordVectors,
     detect_gold_format,
     item_scores,
-    load_word_vectors,
-    read_gold,
     read_model_scores,
-    read_votes,
 )
 
 

@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ranking import (
+from ranking import weighted_kendall, weighted_spearman
+from ranking.evaluation import (
     chance_baseline,
     kendall,
     mid_ranks,
     rank_correlations,
     rank_rows,
     spearman,
-    weighted_kendall,
-    weighted_spearman,
 )
 
 

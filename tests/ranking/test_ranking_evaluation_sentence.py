@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from ranking import GoldStandard
-from ranking.evaluation import evaluate
-from ranking.sentence_scores import SentenceEmbeddings, sentence_extra_available
+from ranking.evaluation import SentenceEmbeddings, evaluate, sentence_extra_available
 
 
 class FakeEncoder:

@@ -10,22 +10,20 @@ import json
 import numpy as np
 import pytest
 
-from ranking import (
-    GoldStandard,
+from ranking import GoldStandard, rescore
+from ranking.crowd import true_ranks, underlying_similarity
+from ranking.evaluation import (
+    evaluate,
+    interval,
     item_bootstrap,
     mid_ranks,
     rank_correlations,
     rank_rows,
-    rescore,
     scopes_of,
-    simulate_study_votes,
-    true_ranks,
-    underlying_similarity,
     vote_agreement,
     voter_bootstrap,
 )
-from ranking.bootstrap import interval
-from ranking.evaluation import evaluate
+from ranking.simulation import simulate_study_votes
 
 NOISE = (0.0, 0.05, 0.15, 0.4)
 
@@ -183,7 +181,7 @@ def test_the_voter_bootstrap_interval_covers_the_metric_against_the_truth_at_its
 
 
 def test_the_item_bootstrap_answers_a_different_question_and_says_so() -> None:
-    from ranking import bootstrap
+    from ranking.evaluation import bootstrap
 
     assert "different question" in (bootstrap.__doc__ or "")
     gold = np.arange(1.0, 201.0)

@@ -8,15 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ranking import (
-    kendall,
-    rank_weights,
-    ranks_from_scores,
-    spearman,
-    weighted_kendall,
-    weighted_spearman,
-)
-from ranking.simulated_studies import _spearman_of_permutations, rank_metrics
+from ranking import weighted_kendall, weighted_spearman
+from ranking.evaluation import kendall, rank_weights, spearman
+from ranking.protocol import ranks_from_scores
+from ranking.simulation import rank_metrics
+from ranking.simulation.studies import _spearman_of_permutations
 
 
 def _weights(a: np.ndarray, b: np.ndarray, n0: float) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking import borda_counts, borda_scores, rescale, rescale_slope, running_mean
+from ranking.protocol import borda_counts, borda_scores, rescale, rescale_slope, running_mean
 
 NAN = float("nan")
 

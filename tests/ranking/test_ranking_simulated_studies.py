@@ -10,16 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranking import (
-    METRICS,
-    PUBLISHED_TABLE2,
-    VARIANTS,
-    run_simulations,
-    similarity_for,
-    simulate_study,
-    table2,
-)
+from ranking import run_simulations, simulate_study, table2
+from ranking.crowd import similarity_for
 from ranking.simulate import main
+from ranking.simulation import METRICS, PUBLISHED_TABLE2, VARIANTS, variant_similarity
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,7 +73,7 @@ def test_the_reference_code_variant_lands_near_the_published_adaptive_rows() -> 
 
 def test_it_rejects_an_unknown_variant_or_distribution() -> None:
     with pytest.raises(ValueError, match="variant"):
-        similarity_for("exponential", 10, "authors")
+        variant_similarity("exponential", 10, "authors")
     with pytest.raises(ValueError, match="distribution"):
         similarity_for("uniform", 10)
 

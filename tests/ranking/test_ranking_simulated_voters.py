@@ -7,13 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranking import (
-    SimulatedCrowd,
-    assign_voters,
-    load_similarities,
-    true_ranks,
-    underlying_similarity,
-)
+from ranking import SimulatedCrowd
+from ranking.crowd import assign_voters, load_similarities, true_ranks, underlying_similarity
 
 
 def test_exponential_and_power_law_follow_section_4_1_1() -> None:

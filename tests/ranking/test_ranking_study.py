@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking import BallotOutcome, StudyState, close_ballot, final_ranking
+from ranking import StudyState, close_ballot, final_ranking
+from ranking.protocol import BallotOutcome
 
 NAN = float("nan")
 

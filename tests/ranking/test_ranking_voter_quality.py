@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking import bradley_terry, position_bias, voter_quality
+from ranking.crowd import position_bias, voter_quality
+from ranking.protocol import bradley_terry
 
 
 def crowd_votes(seed: int = 0):

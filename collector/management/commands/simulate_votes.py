@@ -115,14 +115,14 @@ def unanswered(study: Study, ballot: Ballot, simulated: list[int]) -> str:
 def similarities(dist: str, n_items: int) -> np.ndarray:
     try:
         if dist.startswith("csv:"):
-            z = ranking.load_similarities(dist[4:])
+            z = ranking.crowd.load_similarities(dist[4:])
             if z.size != n_items:
                 raise CommandError(
                     f"{dist[4:]} holds {z.size} similarities; the study has {n_items} items"
                 )
             return z
         if dist in ("exponential", "power_law"):
-            return ranking.underlying_similarity(dist, n_items)
+            return ranking.crowd.underlying_similarity(dist, n_items)
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     raise CommandError(f"--dist must be exponential, power_law or csv:PATH, not {dist!r}")

@@ -1,0 +1,198 @@
+"""How each voter answered: speed, ties, sides, runs, and agreement with everyone else.
+
+For a study's answered comparisons, :func:`voter_quality` gives every voter's number of votes,
+median response time, tie rate, share of left answers, longest run of answers on the same side,
+and agreement with the consensus: the share of their (non-tie) votes that a pooled
+Bradley-Terry fit of *everyone else's* votes predicts (leave-one-voter-out, ties left out).
+Flags mark speeders (median response under a threshold), straight-liners (a run of the same
+side at least so long) and low agreement. :func:`position_bias` is the crowd's share of left
+answers with its interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validation import FloatArray, IntArray, check_comparisons, check_int
+from ..protocol.bradley_terry import DEFAULT_BT_ALPHA, bradley_terry
+
+__all__ = ["VoterQuality", "position_bias", "voter_quality"]
+
+LEAVE_ONE_OUT_MAX_VOTERS = 200  # beyond: one pooled fit predicts everyone (a fit per voter)
+
+
+@dataclass(frozen=True, eq=False)
+class VoterQuality:
+    """Per-voter figures, each an array over ``voters`` (the distinct voter ids, ascending).
+
+    Attributes
+    ----------
+    voters : numpy.ndarray of int64
+    votes : numpy.ndarray of int64
+    median_ms : numpy.ndarray of float64
+        NaN for a voter whose votes carry no response time.
+    tie_rate, left_share : numpy.ndarray of float64
+        Share of ties among all votes; share of left answers among non-tie votes (NaN: none).
+    longest_run : numpy.ndarray of int64
+        Most consecutive answers on the same side (left or right), in vote order.
+    agreement : numpy.ndarray of float64
+        Share of non-tie votes that the others' Bradley-Terry fit orders the same way (NaN:
+        no such vote, or items nobody else compared).
+    speeder, straight_liner, low_agreement : numpy.ndarray of bool
+    leave_one_out : bool
+        False when the crowd was too large and one pooled fit predicted every voter.
+    """
+
+    voters: IntArray
+    votes: IntArray
+    median_ms: FloatArray
+    tie_rate: FloatArray
+    left_share: FloatArray
+    longest_run: IntArray
+    agreement: FloatArray
+    speeder: npt.NDArray[np.bool_]
+    straight_liner: npt.NDArray[np.bool_]
+    low_agreement: npt.NDArray[np.bool_]
+    leave_one_out: bool
+
+
+def _longest_run(sides: npt.NDArray[np.int8]) -> int:
+    """Most consecutive equal non-zero entries (+1 left, -1 right, 0 tie breaks a run)."""
+    best = run = 0
+    previous = 0
+    for side in sides.tolist():
+        run = run + 1 if side != 0 and side == previous else (1 if side != 0 else 0)
+        previous = side
+        best = max(best, run)
+    return best
+
+
+def voter_quality(
+    n_items: int,
+    pairs: npt.ArrayLike,
+    first_score: npt.ArrayLike,
+    voter: npt.ArrayLike,
+    response_ms: npt.ArrayLike | None = None,
+    *,
+    speeder_ms: float = 1500.0,
+    run_length: int = 15,
+    min_agreement: float = 0.6,
+    alpha: float = DEFAULT_BT_ALPHA,
+    consensus: npt.ArrayLike | None = None,
+) -> VoterQuality:
+    """Every voter's figures and flags (see the module docstring).
+
+    Parameters
+    ----------
+    n_items : int
+    pairs : array_like of int, shape (P, 2)
+        Left and right item of every vote, in the order the votes were cast.
+    first_score : array_like of float, shape (P,)
+        1.0 left chosen, 0.0 right, 0.5 tie.
+    voter : array_like of int, shape (P,)
+    response_ms : array_like of float, shape (P,), optional
+        NaN where unknown.
+    speeder_ms : float, optional
+        A voter whose median response is under this is flagged a speeder.
+    run_length : int, optional
+        A run of this many answers on the same side flags a straight-liner.
+    min_agreement : float, optional
+        Agreement under this (with at least 10 predictable votes) flags low agreement.
+    alpha : float, optional
+        Bradley-Terry regularisation, as :func:`ranking.bradley_terry`.
+    consensus : array_like of bool, shape (P,), optional
+        The votes the consensus fits may use (default: all). Votes left out (those of excluded
+        voters, say) still get their voter's figures, measured against the others.
+
+    Returns
+    -------
+    VoterQuality
+    """
+    n = check_int(n_items, "n_items", minimum=2)
+    pair_ids, scores = check_comparisons(n, pairs, first_score)
+    who = np.asarray(voter, dtype=np.int64)
+    if who.shape != scores.shape:
+        raise ValueError("voter must have one entry per vote")
+    times = (
+        np.full(scores.size, np.nan)
+        if response_ms is None
+        else np.asarray(response_ms, dtype=np.float64)
+    )
+    trusted = (
+        np.ones(scores.size, dtype=bool) if consensus is None else np.asarray(consensus, dtype=bool)
+    )
+    if trusted.shape != scores.shape:
+        raise ValueError("consensus must have one entry per vote")
+    voters, index = np.unique(who, return_inverse=True)
+    k = voters.size
+    votes = np.bincount(index, minlength=k)
+    ties = scores == 0.5
+    tie_rate = np.bincount(index, ties * 1.0, k) / np.maximum(votes, 1)
+    decided = np.bincount(index, ~ties * 1.0, k)
+    left = np.bincount(index, (scores == 1.0) * 1.0, k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        left_share = np.where(decided > 0, left / decided, np.nan)
+    sides = np.where(ties, 0, np.where(scores == 1.0, 1, -1)).astype(np.int8)
+    order = np.argsort(index, kind="stable")
+    bounds = np.searchsorted(index[order], np.arange(k + 1))
+    median_ms = np.full(k, np.nan)
+    longest = np.zeros(k, dtype=np.int64)
+    for v in range(k):
+        mine = order[bounds[v] : bounds[v + 1]]
+        known = times[mine][np.isfinite(times[mine])]
+        if known.size:
+            median_ms[v] = float(np.median(known))
+        longest[v] = _longest_run(sides[mine])
+    agreement = np.full(k, np.nan)
+    predictable = np.zeros(k, dtype=np.int64)
+    leave_one_out = k <= LEAVE_ONE_OUT_MAX_VOTERS
+    pooled = bradley_terry(n, pair_ids[trusted], scores[trusted], alpha=alpha)
+    for v in range(k):
+        mine = order[bounds[v] : bounds[v + 1]]
+        if leave_one_out and k > 1:
+            others = trusted.copy()
+            others[mine] = False
+            fit = bradley_terry(
+                n, pair_ids[others], scores[others], alpha=alpha, initial_strength=pooled
+            )
+        else:
+            fit = pooled
+        d = fit[pair_ids[mine, 0]] - fit[pair_ids[mine, 1]]
+        usable = ~ties[mine] & np.isfinite(d) & (d != 0)
+        predictable[v] = int(usable.sum())
+        if predictable[v]:
+            agreed = (d[usable] > 0) == (scores[mine][usable] == 1.0)
+            agreement[v] = float(agreed.mean())
+    return VoterQuality(
+        voters=voters,
+        votes=votes,
+        median_ms=median_ms,
+        tie_rate=tie_rate,
+        left_share=left_share,
+        longest_run=longest,
+        agreement=agreement,
+        speeder=np.isfinite(median_ms) & (median_ms < speeder_ms),
+        straight_liner=longest >= run_length,
+        low_agreement=(predictable >= 10) & (agreement < min_agreement),
+        leave_one_out=leave_one_out,
+    )
+
+
+def position_bias(first_score: npt.ArrayLike, level: float = 0.95) -> dict[str, float | int]:
+    """The crowd's share of left answers among non-tie votes, with its Wilson interval.
+
+    0.5 means no position bias: left/right placement is randomised when a ballot is made.
+    """
+    from scipy.stats import binomtest
+
+    scores = np.asarray(first_score, dtype=np.float64)
+    decided = scores[scores != 0.5]
+    n = int(decided.size)
+    if n == 0:
+        return {"n": 0, "left_share": float("nan"), "low": float("nan"), "high": float("nan")}
+    left = int(np.sum(decided == 1.0))
+    ci = binomtest(left, n).proportion_ci(confidence_level=level, method="wilson")
+    return {"n": n, "left_share": left / n, "low": float(ci.low), "high": float(ci.high)}

@@ -1,0 +1,81 @@
+"""Designs: how a study's ballots are sized and paired, one module per design.
+
+``DESIGNS`` maps each registered name to its class; the web application's choices, its forms,
+the CLIs and the docs take the list from here. A new design is one module with a
+:class:`Design` subclass, registered with :func:`register_design`.
+
+>>> sorted(DESIGNS)
+['adaptive', 'round_robin', 'swiss', 'uniform']
+>>> get_design("swiss", window=8).options
+{'window': 8, 'cap': 2}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .adaptive import Adaptive
+from .base import Design, Parameter
+from .random_pairs import ballot_pairs
+from .repeats import cap_repeats, pair_cap
+from .round_robin import RoundRobin, round_robin_pairs
+from .swiss import Swiss, swiss_pairs
+from .uniform import Uniform
+
+__all__ = [
+    "DEFAULT_DESIGN",
+    "DESIGNS",
+    "Adaptive",
+    "Design",
+    "Parameter",
+    "RoundRobin",
+    "Swiss",
+    "Uniform",
+    "ballot_pairs",
+    "cap_repeats",
+    "get_design",
+    "pair_cap",
+    "register_design",
+    "round_robin_pairs",
+    "swiss_pairs",
+    "unregister_design",
+]
+
+DESIGNS: dict[str, type[Design]] = {}
+DEFAULT_DESIGN = "adaptive"
+
+
+def register_design(design: type[Design]) -> type[Design]:
+    """Add a design under its ``name`` (usable as a class decorator); returns it.
+
+    Raises ValueError when the name is taken by another class or is not a short identifier.
+    """
+    if not (isinstance(design, type) and issubclass(design, Design)):
+        raise ValueError(f"a design must be a Design subclass, got {design!r}")
+    name = getattr(design, "name", "")
+    if not (isinstance(name, str) and name.isidentifier() and name.islower() and len(name) <= 16):
+        raise ValueError(f"a design's name must be a lower-case identifier of <= 16, got {name!r}")
+    if DESIGNS.get(name, design) is not design:
+        raise ValueError(f"a design named {name!r} is registered already")
+    DESIGNS[name] = design
+    return design
+
+
+def unregister_design(name: str) -> None:
+    """Remove a registered design (tests that register one remove it again)."""
+    DESIGNS.pop(name, None)
+
+
+def get_design(name: str, options: Mapping[str, Any] | None = None, /, **more: Any) -> Design:
+    """The design registered as ``name`` with its options (a mapping and/or keywords).
+
+    Raises ValueError naming the registered designs, or the option at fault.
+    """
+    if name not in DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {name!r}")
+    return DESIGNS[name](**{**dict(options or {}), **more})
+
+
+for _design in (Adaptive, Uniform, Swiss, RoundRobin):
+    register_design(_design)

@@ -1,0 +1,85 @@
+"""Evaluating models against a study's ranking: the rank metrics (Eqs. 7-9, with ties), the
+voter bootstrap, agreement with the votes, retrieval, and the whole evaluation.
+"""
+
+from __future__ import annotations
+
+from .agreement import (
+    crowd_certainty,
+    vote_agreement,
+    vote_outcomes,
+)
+from .bootstrap import (
+    ELEMENTS_PER_CHUNK,
+    Scope,
+    default_workers,
+    interval,
+    item_bootstrap,
+    paired_comparison,
+    scope_metrics,
+    voter_bootstrap,
+)
+from .metrics import (
+    kendall,
+    rank_weights,
+    spearman,
+    weighted_kendall,
+    weighted_spearman,
+)
+from .model_evaluation import (
+    MISSING_POLICIES,
+    MissingPolicy,
+    chance_baseline,
+    default_chance_permutations,
+    evaluate,
+    scopes_of,
+)
+from .retrieval import (
+    HITS_AT,
+    MAX_PAIRS,
+    retrieval_metrics,
+)
+from .sentence_scores import (
+    SentenceEmbeddings,
+    sentence_extra_available,
+)
+from .tied_metrics import (
+    METRIC_NAMES,
+    mid_ranks,
+    rank_correlations,
+    rank_rows,
+)
+
+__all__ = [
+    "ELEMENTS_PER_CHUNK",
+    "HITS_AT",
+    "MAX_PAIRS",
+    "METRIC_NAMES",
+    "MISSING_POLICIES",
+    "chance_baseline",
+    "crowd_certainty",
+    "default_chance_permutations",
+    "default_workers",
+    "evaluate",
+    "interval",
+    "item_bootstrap",
+    "kendall",
+    "mid_ranks",
+    "MissingPolicy",
+    "paired_comparison",
+    "rank_correlations",
+    "rank_rows",
+    "rank_weights",
+    "retrieval_metrics",
+    "Scope",
+    "scope_metrics",
+    "scopes_of",
+    "sentence_extra_available",
+    "SentenceEmbeddings",
+    "spearman",
+    "vote_agreement",
+    "vote_outcomes",
+    "voter_bootstrap",
+    "weighted_kendall",
+    "weighted_spearman",
+]

@@ -1,0 +1,420 @@
+"""Evaluating relatedness models against a gold ranking (Section 3's metrics, Eqs. 7-9).
+
+:func:`evaluate` is the entry point the command line (``python -m ranking.evaluate``) and
+the web application call. For every model it reports, on all items and per area:
+
+- ``rho_w`` and ``tau_w`` (Eqs. 8-9, weight offset ``n0``), Spearman's ``rho`` and Kendall's
+  ``tau`` (tau-b), computed by :func:`ranking.tied_metrics.rank_correlations`;
+- the chance baseline: mean, sd and 2.5/97.5 percentiles of ``rho_w`` and ``tau_w`` (and of
+  ``rho``, ``tau``) when the model's ranks are shuffled at random, and ``z``, how many
+  standard deviations the model lies above that mean. The weighted coefficients are not
+  centred: about -0.5 for a random ranking of 990 items;
+- coverage (share of gold items the model scored) and ``oov`` (the share it did not:
+  ``1 - coverage``, gensim's ``oov_ratio / 100``), under an explicit missing-score policy:
+  ``skip`` evaluates the scored items only (``n`` says how many), ``last`` ranks every
+  unscored item last, tied among themselves;
+- retrieval (:mod:`ranking.retrieval`), agreement with the raw votes
+  (:mod:`ranking.vote_agreement`) and the voter bootstrap (:mod:`ranking.bootstrap`) when
+  the study's votes are given; with two or more models also their paired comparison.
+
+Ranks: gold rank 1 is the most related item; model ranks come from the scores, highest
+first, and equal scores share their mid-rank (the mean of the ranks they span:
+``scipy.stats.rankdata(-scores, method="average")``), a deterministic rule under which
+``rho`` is ``scipy.stats.spearmanr`` of gold and model scores. On each evaluated set (all
+items or one area) both rankings are re-ranked ``1..n`` over the items evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validation import FloatArray, IntArray, check_generator, check_int
+from ..ballots.replay import StudyVotes, rescore
+from ..files.gold import GoldStandard
+from ..files.model_scores import PairScorer, ScoreTable, item_scores, pair_scorer_for
+from ..protocol.closing import ESTIMATORS
+from .agreement import crowd_certainty, vote_agreement, vote_outcomes
+from .bootstrap import (
+    ELEMENTS_PER_CHUNK,
+    Scope,
+    default_workers,
+    interval,
+    paired_comparison,
+    voter_bootstrap,
+)
+from .retrieval import retrieval_metrics
+from .tied_metrics import METRIC_NAMES, mid_ranks, rank_correlations, rank_rows
+
+__all__ = [
+    "MISSING_POLICIES",
+    "MissingPolicy",
+    "chance_baseline",
+    "default_chance_permutations",
+    "evaluate",
+    "scopes_of",
+]
+
+MissingPolicy = Literal["skip", "last"]
+MISSING_POLICIES: tuple[str, ...] = ("skip", "last")
+Model = PairScorer | ScoreTable | npt.ArrayLike
+Progress = Callable[[int, int], Any]
+_REPRODUCED = 1e-6
+CHANCE_METRICS: tuple[str, ...] = ("rho_w", "tau_w", "rho")
+
+
+def default_chance_permutations(n_items: int) -> int:
+    """1,000 permutations, fewer for large gold sets (at least 200): 20 million ranks."""
+    return int(min(1000, max(200, 20_000_000 // max(n_items, 1))))
+
+
+def chance_baseline(
+    gold_ranks: npt.ArrayLike,
+    model_ranks: npt.ArrayLike,
+    *,
+    n0: float = 2,
+    rng: np.random.Generator,
+    permutations: int = 1000,
+) -> dict[str, dict[str, float]]:
+    """Distribution of the metrics when the model's ranks are randomly permuted.
+
+    The shuffled vector keeps the model's ties (items ranked last together stay tied), so
+    for a model without ties this is a uniformly random ranking of the same ``n`` items.
+
+    Returns
+    -------
+    dict
+        For each of ``rho_w``, ``tau_w`` and ``rho``: ``mean``, ``sd``, ``low`` and ``high``
+        (2.5th and 97.5th percentiles). (Kendall's tau is left out: it costs as much as
+        tau_w, and its chance distribution is known, mean 0 and variance
+        ``2 (2n + 5) / (9 n (n - 1))`` without ties.)
+    """
+    gen = check_generator(rng)
+    count = check_int(permutations, "permutations", minimum=2)
+    gold = np.asarray(gold_ranks, dtype=np.float64)
+    model = np.asarray(model_ranks, dtype=np.float64)
+    rows = max(1, ELEMENTS_PER_CHUNK // max(model.size, 1))
+    samples = {metric: np.empty(count) for metric in CHANCE_METRICS}
+    for first in range(0, count, rows):
+        size = min(rows, count - first)
+        shuffled = gen.permuted(np.broadcast_to(model, (size, model.size)), axis=1)
+        values = rank_correlations(gold, shuffled, n0, CHANCE_METRICS)
+        for metric in CHANCE_METRICS:
+            samples[metric][first : first + size] = values[metric]
+    summary = {}
+    for metric, drawn in samples.items():
+        low, high = np.percentile(drawn, [2.5, 97.5])
+        summary[metric] = {
+            "mean": float(np.mean(drawn)),
+            "sd": float(np.std(drawn, ddof=1)),
+            "low": float(low),
+            "high": float(high),
+        }
+    return summary
+
+
+def scopes_of(
+    gold: GoldStandard, scores: FloatArray, missing: MissingPolicy, *, areas: bool = True
+) -> list[Scope]:
+    """The evaluated items and model ranks for all items, then for every area (sorted)."""
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    groups: list[tuple[str | None, IntArray]] = [(None, np.arange(gold.n_items))]
+    if areas and gold.areas is not None:
+        labels = np.asarray(gold.areas)
+        for area in sorted(set(gold.areas)):
+            groups.append((area, np.flatnonzero(labels == area)))
+    scopes = []
+    for name, members in groups:
+        items = members[np.isfinite(scores[members])] if missing == "skip" else members
+        scopes.append(Scope(name, members, items, mid_ranks(scores[items])))
+    return scopes
+
+
+def _point_metrics(
+    gold: GoldStandard,
+    scores: FloatArray,
+    scope: Scope,
+    *,
+    n0: float,
+    rng: np.random.Generator,
+    permutations: int,
+) -> dict[str, Any]:
+    members = int(scope.members.size)
+    coverage = float(np.mean(np.isfinite(scores[scope.members]))) if members else math.nan
+    result: dict[str, Any] = {} if scope.name is None else {"area": scope.name}
+    result.update({"n": int(scope.items.size), "n_items": members, "coverage": coverage})
+    result["oov"] = 1.0 - coverage
+    if scope.items.size < 2:
+        result.update(dict.fromkeys(METRIC_NAMES))
+        result["chance"] = None
+        result["z"] = None
+        return result
+    gold_ranks = rank_rows(gold.ranks[scope.items])
+    values = rank_correlations(gold_ranks, scope.model_ranks, n0)
+    result.update({metric: float(values[metric][0]) for metric in METRIC_NAMES})
+    chance = chance_baseline(
+        gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations
+    )
+    result["chance"] = chance
+    result["z"] = {
+        metric: (result[metric] - chance[metric]["mean"]) / chance[metric]["sd"]
+        if chance[metric]["sd"] > 0
+        else None
+        for metric in ("rho_w", "tau_w")
+    }
+    return result
+
+
+def _study_estimator(
+    gold: GoldStandard, votes: StudyVotes, estimator: str, rng: np.random.Generator
+) -> dict[str, Any]:
+    """The estimator to rescore with; ``auto`` picks the one that reproduces the export."""
+    candidates = list(ESTIMATORS) if estimator == "auto" else [estimator]
+    if estimator != "auto" and estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be 'auto' or one of {ESTIMATORS}, got {estimator!r}")
+    found: dict[str, Any] = {
+        "estimator": candidates[0],
+        "max_score_difference": None,
+        "reproduces_export": None,  # the gold has no scores to compare with
+    }
+    if gold.scores is None:
+        return found
+    best = math.inf
+    for name in candidates:
+        score = rescore(votes, rng, estimator=name)  # type: ignore[arg-type]
+        both = np.isfinite(score) & np.isfinite(gold.scores)
+        diff = float(np.max(np.abs(score[both] - gold.scores[both]))) if both.any() else math.inf
+        if diff < best:
+            best = diff
+            found = {"estimator": name, "max_score_difference": diff}
+        if diff <= _REPRODUCED:
+            break
+    found["reproduces_export"] = best <= _REPRODUCED
+    return found
+
+
+def evaluate(
+    gold: GoldStandard,
+    model_scores: Model | Mapping[str, Model],
+    *,
+    n0: float = 2,
+    missing: MissingPolicy = "skip",
+    rng: np.random.Generator,
+    votes: StudyVotes | None = None,
+    resamples: int = 0,
+    chance_permutations: int | None = None,
+    retrieval_alpha: float | None = 0.1,
+    estimator: str = "auto",
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> dict[str, Any]:
+    """Evaluate one or more models against a gold ranking (see the module docstring).
+
+    Parameters
+    ----------
+    gold : GoldStandard
+        From :func:`ranking.read_gold` or built in memory.
+    model_scores : model or mapping of name to model
+        A model is an array of per-item scores in gold order (NaN = missing), a
+        :class:`ranking.ScoreTable` or any :class:`ranking.PairScorer` (word vectors...).
+    n0 : float, optional
+        Weight offset of Eq. 9 (the paper's 2).
+    missing : {"skip", "last"}, optional
+        Policy for items the model did not score.
+    rng : numpy.random.Generator
+        Seeded generator for the chance baseline and the bootstrap.
+    votes : StudyVotes, optional
+        The study's votes (:func:`ranking.read_votes`): enables vote agreement and, with
+        ``resamples``, the voter bootstrap.
+    resamples : int, optional
+        Voter-bootstrap resamples (0: none).
+    chance_permutations : int, optional
+        Default :func:`default_chance_permutations` of the gold's size.
+    retrieval_alpha : float or None, optional
+        Share of every area's items taken as related pairs for MRR/Hits (None: skip).
+    estimator : {"auto", "rescaled_borda", "bradley_terry"}, optional
+        The study's estimator for rescoring; ``auto`` takes the one whose rescoring of the
+        votes reproduces the exported scores.
+    progress : callable, optional
+        ``progress(done, total)``: one step per model, one per bootstrap resample.
+    workers : int, optional
+        Threads for the vectorised metrics (default :func:`ranking.bootstrap.
+        default_workers`); the result does not depend on it.
+
+    Returns
+    -------
+    dict
+        JSON-ready (NaN as None). The first model's results at the top level (``n``,
+        ``coverage``, ``oov``, ``rho_w``, ``tau_w``, ``rho``, ``tau``, ``chance``, ``z``,
+        ``areas``, ``retrieval``, ``votes``, ``bootstrap``), every model's under ``models``,
+        and ``paired`` comparisons when a bootstrap ran over two or more models.
+    """
+    gen = check_generator(rng)
+    count = check_int(resamples, "resamples", minimum=0)
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    models = _named_models(model_scores)
+    permutations = chance_permutations or default_chance_permutations(gold.n_items)
+    total = len(models) + (count if votes is not None else 0)
+    certainty = crowd_certainty(votes) if votes is not None else None
+    threads = check_int(workers or default_workers(), "workers", minimum=1)
+
+    def model_done(done: int) -> None:
+        if progress is not None:
+            progress(done, total)
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        reports, all_scopes, outcomes = _model_reports(
+            gold, models, pool, n0=n0, missing=missing, rng=gen, permutations=permutations,
+            votes=votes, certainty=certainty, retrieval_alpha=retrieval_alpha,
+            done=model_done,
+        )  # fmt: skip
+    done = len(models)
+    result: dict[str, Any] = {
+        "gold": {
+            "source": gold.source,
+            "format": gold.format,
+            "n_items": gold.n_items,
+            "areas": None if gold.areas is None else len(set(gold.areas)),
+        },
+        "n0": float(n0),
+        "missing": missing,
+        "chance_permutations": permutations,
+        "resamples": count if votes is not None else 0,
+    }
+    if votes is not None:
+        study = _study_estimator(gold, votes, estimator, gen)
+        study["votes"] = votes.n_votes
+        study["voters"] = votes.n_voters
+        study["ballots"] = len(votes.ballot_items)
+        study["ranking_agreement"] = vote_agreement(votes, -gold.ranks, certainty=certainty)
+        result["study"] = study
+        if count:
+            offset = done
+
+            def step(finished: int, _total: int) -> None:
+                if progress is not None:
+                    progress(offset + finished, total)
+
+            samples = voter_bootstrap(
+                votes, all_scopes, gen, resamples=count, n0=n0,
+                estimator=study["estimator"], vote_outcomes=outcomes, certainty=certainty,
+                progress=step, workers=threads,
+            )  # fmt: skip
+            estimates = {name: _points(report) for name, report in reports.items()}
+            for name, report in reports.items():
+                _attach_intervals(report, samples[name], estimates[name])
+            names = list(reports)
+            result["paired"] = [
+                paired_comparison(a, b, samples, estimates)
+                for i, a in enumerate(names)
+                for b in names[i + 1 :]
+            ]
+    first = next(iter(reports.values()))
+    result.update({k: v for k, v in first.items() if k != "name"})
+    result["model"] = first["name"]
+    result["models"] = list(reports.values())
+    return _json_ready(result)
+
+
+def _model_reports(
+    gold: GoldStandard,
+    models: Mapping[str, Model],
+    pool: ThreadPoolExecutor,
+    *,
+    n0: float,
+    missing: MissingPolicy,
+    rng: np.random.Generator,
+    permutations: int,
+    votes: StudyVotes | None,
+    certainty: FloatArray | None,
+    retrieval_alpha: float | None,
+    done: Callable[[int], None],
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[Scope]], dict[str, FloatArray]]:
+    """Point metrics, chance, retrieval and vote agreement of every model (no bootstrap)."""
+    reports: dict[str, dict[str, Any]] = {}
+    all_scopes: dict[str, list[Scope]] = {}
+    outcomes: dict[str, FloatArray] = {}
+    for name, model in models.items():
+        scores = item_scores(model, gold)
+        scopes = scopes_of(gold, scores, missing)
+        all_scopes[name] = scopes
+        children = rng.spawn(len(scopes))  # one chance generator per scope, in order
+        jobs = [
+            pool.submit(
+                _point_metrics, gold, scores, scope, n0=n0, rng=child, permutations=permutations
+            )
+            for scope, child in zip(scopes, children, strict=True)
+        ]
+        points = [job.result() for job in jobs]
+        report = {"name": name, **points[0]}
+        if gold.areas is not None:
+            report["areas"] = points[1:]
+        vocabulary = getattr(model, "out_of_vocabulary", None)
+        if vocabulary is not None:
+            tokens = sorted(set(gold.token_a) | set(gold.token_b))
+            missing_tokens = vocabulary(tokens)
+            report["oov_tokens"] = len(missing_tokens) / len(tokens)
+            report["oov_token_examples"] = missing_tokens[:20]
+        if retrieval_alpha is not None:
+            scorer = pair_scorer_for(model, gold, scores)
+            report["retrieval"] = retrieval_metrics(gold, scorer, scores, alpha=retrieval_alpha)
+        if votes is not None:
+            outcomes[name] = vote_outcomes(votes, scores)
+            report["votes"] = vote_agreement(votes, scores, certainty=certainty)
+        reports[name] = report
+        done(len(reports))
+    return reports, all_scopes, outcomes
+
+
+def _named_models(model_scores: Model | Mapping[str, Model]) -> dict[str, Model]:
+    if isinstance(model_scores, Mapping):
+        if not model_scores:
+            raise ValueError("model_scores must name at least one model")
+        return dict(model_scores)
+    return {str(getattr(model_scores, "name", "model")): model_scores}
+
+
+def _points(report: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    points: dict[str, dict[str, float | None]] = {"": {m: report[m] for m in METRIC_NAMES}}
+    for area in report.get("areas", []):
+        points[area["area"]] = {m: area[m] for m in METRIC_NAMES}
+    if report.get("votes"):
+        points["votes"] = {
+            "agreement": report["votes"]["agreement"],
+            "weighted_agreement": report["votes"]["weighted_agreement"],
+        }
+    return points
+
+
+def _attach_intervals(
+    report: dict[str, Any],
+    samples: Mapping[str, Mapping[str, FloatArray]],
+    points: Mapping[str, Mapping[str, float | None]],
+) -> None:
+    def block(key: str) -> dict[str, Any]:
+        return {m: interval(v, points[key].get(m)) for m, v in samples[key].items()}
+
+    report["bootstrap"] = {"kind": "voters", **block("")}
+    for area in report.get("areas", []):
+        area["bootstrap"] = block(area["area"])
+    if "votes" in samples and report.get("votes"):
+        report["votes"]["bootstrap"] = block("votes")
+
+
+def _json_ready(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

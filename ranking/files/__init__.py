@@ -1,0 +1,59 @@
+"""Every file the library reads: gold standards, a study's votes, models' scores and word
+vectors, with errors by line.
+"""
+
+from __future__ import annotations
+
+from .gold import (
+    GOLD_FORMATS,
+    GoldFormat,
+    GoldStandard,
+    detect_gold_format,
+    read_gold,
+)
+from .lines import (
+    InputFileError,
+    is_number,
+    number_at,
+    read_lines,
+    split_fields,
+)
+from .model_scores import (
+    PairScorer,
+    ScoreTable,
+    item_scores,
+    pair_scorer_for,
+    read_model_scores,
+)
+from .votes import (
+    read_votes,
+)
+from .word_vectors import (
+    CASE_POLICIES,
+    VECTOR_FORMATS,
+    WordVectors,
+    load_word_vectors,
+)
+
+__all__ = [
+    "CASE_POLICIES",
+    "GOLD_FORMATS",
+    "VECTOR_FORMATS",
+    "detect_gold_format",
+    "GoldFormat",
+    "GoldStandard",
+    "InputFileError",
+    "is_number",
+    "item_scores",
+    "load_word_vectors",
+    "number_at",
+    "pair_scorer_for",
+    "PairScorer",
+    "read_gold",
+    "read_lines",
+    "read_model_scores",
+    "read_votes",
+    "ScoreTable",
+    "split_fields",
+    "WordVectors",
+]

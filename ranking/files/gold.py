@@ -1,0 +1,296 @@
+"""Gold rankings to evaluate models against: a study's final ranking, rated pairs, grouped.
+
+Three formats are read (:func:`read_gold`), detected from the first line that is not a
+comment unless the caller names one:
+
+``study``
+    The study's ranking export, ``rank,item_id,area,token_a,token_b,score,last_ballot,
+    appearances,wins,ties,x_1..x_K`` (only ``rank``, ``item_id``, ``token_a`` and ``token_b``
+    are required). Areas come from ``area``; ``last_ballot`` gives each ballot's items.
+``pairs``
+    Rated word pairs as WordSim-353 or SimLex-999 ship them: ``w1<TAB>w2<TAB>score`` (a comma,
+    or runs of whitespace when the first data line has neither a tab nor a comma, also
+    separate the fields). Lines starting with ``#`` and empty lines are skipped, and the
+    first data line is taken for a header when its score is not a number, as gensim's
+    ``evaluate_word_pairs`` tolerates one.
+``grouped``
+    ``query,candidate,score``: each query with graded candidates (a header naming ``query``
+    and ``candidate`` identifies the format).
+
+Higher gold scores are more related; gold ranks run from 1 (most related), equal scores
+sharing their mid-rank.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validation import FloatArray, IntArray
+from .lines import InputFileError, is_number, number_at, read_lines, split_fields
+
+__all__ = ["GOLD_FORMATS", "GoldFormat", "GoldStandard", "detect_gold_format", "read_gold"]
+
+GoldFormat = Literal["study", "pairs", "grouped"]
+GOLD_FORMATS: tuple[str, ...] = ("study", "pairs", "grouped")
+
+
+def mid_ranks_descending(values: npt.ArrayLike) -> FloatArray:
+    """Ranks 1..n of ``values``, 1 for the largest; ties share their mean rank."""
+    from scipy.stats import rankdata
+
+    return np.asarray(rankdata(-np.asarray(values, dtype=np.float64), method="average"))
+
+
+@dataclass(frozen=True, eq=False)
+class GoldStandard:
+    """A gold ranking of items, each a pair of tokens.
+
+    Attributes
+    ----------
+    format : {"study", "pairs", "grouped"}
+    token_a, token_b : tuple of str
+        The item's two tokens (for ``grouped``: query and candidate).
+    ranks : numpy.ndarray of float64
+        Gold rank of every item, 1 = most related; equal gold scores share their mid-rank.
+    item_ids : numpy.ndarray of int64
+        Ids that ``item_id,score`` model files refer to: the study's ``item_id``, else the
+        0-based position of the item among the file's data lines.
+    scores : numpy.ndarray of float64 or None
+        The gold's own scores (the study's ``score``: ybar or Bradley-Terry strength).
+    areas : tuple of str or None
+        Area of every item (studies with an ``area`` column).
+    last_ballot : numpy.ndarray of int64 or None
+        Last ballot each item was in (studies): ballot ``k`` held the items with
+        ``last_ballot >= k``.
+    source : str
+        Where the gold came from.
+    """
+
+    format: GoldFormat
+    token_a: tuple[str, ...]
+    token_b: tuple[str, ...]
+    ranks: FloatArray
+    item_ids: IntArray
+    scores: FloatArray | None = None
+    areas: tuple[str, ...] | None = None
+    last_ballot: IntArray | None = None
+    source: str = "<memory>"
+
+    def __post_init__(self) -> None:
+        n = len(self.token_a)
+        if len(self.token_b) != n:
+            raise ValueError("token_a and token_b must have one entry per item")
+        if n < 2:
+            raise ValueError(f"a gold ranking needs at least two items, got {n}")
+        ranks = np.asarray(self.ranks, dtype=np.float64)
+        ids = np.asarray(self.item_ids, dtype=np.int64)
+        if ranks.shape != (n,) or ids.shape != (n,):
+            raise ValueError(f"ranks and item_ids must have shape ({n},)")
+        if not np.all(np.isfinite(ranks)):
+            raise ValueError("gold ranks must be finite")
+        if np.unique(ids).size != n:
+            raise ValueError("item_ids must be distinct")
+        if self.areas is not None and len(self.areas) != n:
+            raise ValueError("areas must have one entry per item")
+        object.__setattr__(self, "ranks", ranks)
+        object.__setattr__(self, "item_ids", ids)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.token_a)
+
+    @classmethod
+    def from_scores(
+        cls,
+        token_a: Sequence[str],
+        token_b: Sequence[str],
+        scores: npt.ArrayLike,
+        *,
+        areas: Sequence[str] | None = None,
+        format: GoldFormat = "pairs",
+        source: str = "<memory>",
+    ) -> GoldStandard:
+        """Gold from human scores (higher = more related); item ids are positions 0..n-1."""
+        values = np.asarray(scores, dtype=np.float64)
+        if values.shape != (len(token_a),) or not np.all(np.isfinite(values)):
+            raise ValueError("scores must be finite, one per item")
+        return cls(
+            format=format,
+            token_a=tuple(token_a),
+            token_b=tuple(token_b),
+            ranks=mid_ranks_descending(values),
+            item_ids=np.arange(values.size, dtype=np.int64),
+            scores=values,
+            areas=None if areas is None else tuple(areas),
+            source=source,
+        )
+
+
+def _guess_delimiter(line: str) -> str | None:
+    if "\t" in line:
+        return "\t"
+    if "," in line:
+        return ","
+    return None
+
+
+def _data_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    return [(n, text) for n, text in lines if text.strip() and not text.startswith("#")]
+
+
+def detect_gold_format(path: str | Path) -> GoldFormat:
+    """``study`` (header has ``rank`` and ``item_id``), ``grouped`` (``query`` and
+    ``candidate``) or ``pairs`` (anything else), from the first non-comment line."""
+    data = _data_lines(read_lines(path))
+    if not data:
+        raise InputFileError(path, "holds no data lines")
+    first = data[0][1]
+    fields = {f.lower() for f in split_fields(first, _guess_delimiter(first))}
+    if {"rank", "item_id"} <= fields:
+        return "study"
+    if {"query", "candidate"} <= fields:
+        return "grouped"
+    return "pairs"
+
+
+def read_gold(path: str | Path, format: GoldFormat | None = None) -> GoldStandard:
+    """Read a gold ranking file (see the module docstring for the formats).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+    format : {"study", "pairs", "grouped"}, optional
+        Detected by :func:`detect_gold_format` when None.
+
+    Raises
+    ------
+    InputFileError
+        (a ValueError) with the line at fault: wrong number of columns, a score that is not
+        a finite number, bytes that are not UTF-8, repeated item ids or ranks.
+    """
+    chosen = format or detect_gold_format(path)
+    if chosen == "study":
+        return _read_study_ranking(path)
+    if chosen in ("pairs", "grouped"):
+        return _read_scored_pairs(path, chosen)
+    raise ValueError(f"format must be one of {GOLD_FORMATS}, got {format!r}")
+
+
+def _read_scored_pairs(path: str | Path, format: GoldFormat) -> GoldStandard:
+    data = _data_lines(read_lines(path))
+    if not data:
+        raise InputFileError(path, "holds no data lines")
+    delimiter = _guess_delimiter(data[0][1])
+    token_a: list[str] = []
+    token_b: list[str] = []
+    scores: list[float] = []
+    rows: list[tuple[int, list[str]]] = [
+        (
+            n,
+            _csv_fields_line(t)
+            if format == "grouped" and delimiter == ","
+            else split_fields(t, delimiter),
+        )
+        for n, t in data
+    ]
+    for index, (number, fields) in enumerate(rows):
+        if len(fields) != 3:
+            names = "query, candidate, score" if format == "grouped" else "word1, word2, score"
+            raise InputFileError(
+                path, f"expected 3 columns ({names}), found {len(fields)}: {fields!r}", number
+            )
+        if index == 0 and not is_number(fields[2]):
+            continue  # a header line, as gensim tolerates one
+        scores.append(number_at(path, number, fields[2], "the score"))
+        token_a.append(fields[0])
+        token_b.append(fields[1])
+    if len(scores) < 2:
+        raise InputFileError(path, f"needs at least two scored pairs, found {len(scores)}")
+    return GoldStandard.from_scores(token_a, token_b, scores, format=format, source=str(path))
+
+
+def _csv_fields_line(text: str) -> list[str]:
+    return [field.strip() for field in next(csv.reader([text]))]
+
+
+_STUDY_REQUIRED = ("rank", "item_id", "token_a", "token_b")
+
+
+def _read_study_ranking(path: str | Path) -> GoldStandard:
+    lines = read_lines(path)
+    data = [(n, t) for n, t in lines if t.strip()]
+    if not data:
+        raise InputFileError(path, "holds no data lines")
+    parsed = csv.reader([t for _, t in data])
+    header = [h.strip() for h in next(parsed)]
+    missing = [c for c in _STUDY_REQUIRED if c not in header]
+    if missing:
+        raise InputFileError(path, f"the ranking header lacks {', '.join(missing)}", data[0][0])
+    col = {name: header.index(name) for name in header}
+    ranks: list[float] = []
+    ids: list[int] = []
+    tokens_a: list[str] = []
+    tokens_b: list[str] = []
+    areas: list[str] = []
+    scores: list[float] = []
+    last: list[int] = []
+    for (number, _), row in zip(data[1:], parsed, strict=True):
+        if len(row) != len(header):
+            raise InputFileError(
+                path, f"expected {len(header)} columns as in the header, found {len(row)}", number
+            )
+        ranks.append(_int_at(path, number, row[col["rank"]], "rank", 1))
+        ids.append(_int_at(path, number, row[col["item_id"]], "item_id", 0))
+        tokens_a.append(row[col["token_a"]])
+        tokens_b.append(row[col["token_b"]])
+        if "area" in col:
+            areas.append(row[col["area"]])
+        if "score" in col:
+            text = row[col["score"]].strip()
+            scores.append(number_at(path, number, text, "score") if text else np.nan)
+        if "last_ballot" in col:
+            text = row[col["last_ballot"]].strip()
+            last.append(_int_at(path, number, text, "last_ballot", 1) if text else 1)
+    numbers = [n for n, _ in data[1:]]
+    _check_distinct(path, ids, numbers, "item_id")
+    _check_distinct(path, ranks, numbers, "rank")
+    if len(ids) < 2:
+        raise InputFileError(path, f"needs at least two ranked items, found {len(ids)}")
+    return GoldStandard(
+        format="study",
+        token_a=tuple(tokens_a),
+        token_b=tuple(tokens_b),
+        ranks=np.asarray(ranks, dtype=np.float64),
+        item_ids=np.asarray(ids, dtype=np.int64),
+        scores=np.asarray(scores, dtype=np.float64) if scores else None,
+        areas=tuple(areas) if areas and any(areas) else None,
+        last_ballot=np.asarray(last, dtype=np.int64) if last else None,
+        source=str(path),
+    )
+
+
+def _int_at(path: str | Path, line: int, text: str, what: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputFileError(path, f"{what} is not an integer: {text!r}", line) from None
+    if value < minimum:
+        raise InputFileError(path, f"{what} must be at least {minimum}, got {value}", line)
+    return value
+
+
+def _check_distinct(path: str | Path, values: Sequence[float], lines: list[int], what: str) -> None:
+    seen: dict[float, int] = {}
+    for value, line in zip(values, lines, strict=True):
+        if value in seen:
+            raise InputFileError(
+                path, f"{what} {value:g} appears twice (first on line {seen[value]})", line
+            )
+        seen[value] = line

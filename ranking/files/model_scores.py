@@ -1,0 +1,181 @@
+"""A model's relatedness scores: from a file of scored pairs or items, or any pair scorer.
+
+A model is anything with ``score_pairs(token_a, token_b) -> scores`` (:class:`PairScorer`):
+a :class:`ScoreTable` read by :func:`read_model_scores`, word vectors
+(:class:`ranking.word_vectors.WordVectors`) or sentence embeddings. Higher scores mean more
+related; NaN means the model has no score for that pair.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validation import FloatArray
+from .gold import GoldStandard
+from .lines import InputFileError, is_number, number_at, read_lines, split_fields
+
+__all__ = ["PairScorer", "ScoreTable", "item_scores", "pair_scorer_for", "read_model_scores"]
+
+
+@runtime_checkable
+class PairScorer(Protocol):
+    """Scores token pairs: higher = more related, NaN = no score."""
+
+    @property
+    def name(self) -> str: ...
+
+    def score_pairs(self, token_a: Sequence[str], token_b: Sequence[str]) -> FloatArray: ...
+
+
+def _key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreTable:
+    """Scores read from a file: per unordered token pair, or per gold item id.
+
+    Tokens match exactly as written (after stripping surrounding whitespace), in either
+    order. A table keyed by item id scores pairs only once joined with a gold ranking
+    (:func:`item_scores`, :func:`pair_scorer_for`).
+    """
+
+    name: str
+    by_pair: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    by_item: Mapping[int, float] = field(default_factory=dict)
+
+    def score_pairs(self, token_a: Sequence[str], token_b: Sequence[str]) -> FloatArray:
+        table = self.by_pair
+        return np.fromiter(
+            (table.get(_key(a, b), np.nan) for a, b in zip(token_a, token_b, strict=True)),
+            dtype=np.float64,
+            count=len(token_a),
+        )
+
+
+def item_scores(model: PairScorer | ScoreTable | npt.ArrayLike, gold: GoldStandard) -> FloatArray:
+    """Every gold item's model score (NaN where the model has none).
+
+    ``model`` may be an array of per-item scores in gold order, a :class:`ScoreTable` keyed
+    by item id (matched on ``gold.item_ids``) or any :class:`PairScorer`.
+    """
+    if isinstance(model, ScoreTable) and model.by_item:
+        table = model.by_item
+        return np.array([table.get(int(i), np.nan) for i in gold.item_ids], dtype=np.float64)
+    if isinstance(model, PairScorer):
+        return np.asarray(model.score_pairs(gold.token_a, gold.token_b), dtype=np.float64)
+    values = np.asarray(model, dtype=np.float64)
+    if values.shape != (gold.n_items,):
+        raise ValueError(
+            f"per-item scores must have one entry per gold item ({gold.n_items}), "
+            f"got shape {values.shape}"
+        )
+    if np.any(np.isinf(values)):
+        raise ValueError("model scores must be finite or NaN (missing)")
+    return values
+
+
+def pair_scorer_for(
+    model: PairScorer | ScoreTable | npt.ArrayLike, gold: GoldStandard, scores: FloatArray
+) -> PairScorer:
+    """A scorer of arbitrary token pairs: the model itself when it scores pairs, else a table
+    of the gold items' ``scores`` (pairs that are not gold items get NaN)."""
+    if isinstance(model, PairScorer) and not (isinstance(model, ScoreTable) and model.by_item):
+        return model
+    table: dict[tuple[str, str], float] = {}
+    for a, b, value in zip(gold.token_a, gold.token_b, scores.tolist(), strict=True):
+        table.setdefault(_key(a, b), value)
+    return ScoreTable(name=getattr(model, "name", "scores"), by_pair=table)
+
+
+def read_model_scores(path: str | Path, name: str | None = None) -> ScoreTable:
+    """Read ``token_a,token_b,score`` or ``item_id,score`` lines (CSV or TSV).
+
+    The delimiter is a tab if the first data line holds one, else a comma, else runs of
+    whitespace. Empty lines and lines starting with ``#`` are skipped. A first line whose
+    last field is not a number is a header; when it names ``score`` and ``item_id`` (or
+    ``token_a`` and ``token_b``) those columns are read, in any order, else the columns are
+    taken by position (3 columns: tokens and score; 2 columns: item id and score).
+
+    Raises
+    ------
+    InputFileError
+        With the line at fault: wrong number of columns, a score that is not a finite number,
+        a bad item id, or the same pair or item given two different scores.
+    """
+    lines = [(n, t) for n, t in read_lines(path) if t.strip() and not t.startswith("#")]
+    if not lines:
+        raise InputFileError(path, "holds no data lines")
+    first = lines[0][1]
+    delimiter = "\t" if "\t" in first else "," if "," in first else None
+    rows = [(n, _fields(t, delimiter)) for n, t in lines]
+    width = len(rows[0][1])
+    columns: dict[str, int] = {}
+    if not is_number(rows[0][1][-1]):
+        header = [h.lower() for h in rows[0][1]]
+        rows = rows[1:]
+        if "score" in header and ("item_id" in header or {"token_a", "token_b"} <= set(header)):
+            columns = {h: i for i, h in enumerate(header)}
+    if not columns:
+        if width == 3:
+            columns = {"token_a": 0, "token_b": 1, "score": 2}
+        elif width == 2:
+            columns = {"item_id": 0, "score": 1}
+        else:
+            raise InputFileError(
+                path,
+                f"expected 3 columns (token_a, token_b, score) or 2 (item_id, score), "
+                f"found {width}",
+                lines[0][0],
+            )
+    by_items = "item_id" in columns and "token_a" not in columns
+    by_pair: dict[tuple[str, str], float] = {}
+    by_item: dict[int, float] = {}
+    seen_at: dict[object, int] = {}
+    for number, fields in rows:
+        if len(fields) != width:
+            raise InputFileError(
+                path, f"expected {width} columns as on the first line, found {len(fields)}", number
+            )
+        value = number_at(path, number, fields[columns["score"]], "the score")
+        key: object
+        if by_items:
+            key = _item_id(path, number, fields[columns["item_id"]])
+            target: dict = by_item
+        else:
+            key = _key(fields[columns["token_a"]], fields[columns["token_b"]])
+            target = by_pair
+        if key in target and target[key] != value:
+            raise InputFileError(
+                path,
+                f"{key!r} was scored {target[key]!r} on line {seen_at[key]}, now {value!r}",
+                number,
+            )
+        target[key] = value
+        seen_at.setdefault(key, number)
+    if not by_pair and not by_item:
+        raise InputFileError(path, "holds no scores")
+    return ScoreTable(name=name or Path(path).stem, by_pair=by_pair, by_item=by_item)
+
+
+def _fields(text: str, delimiter: str | None) -> list[str]:
+    if delimiter == ",":
+        return [f.strip() for f in next(csv.reader([text]))]
+    return split_fields(text, delimiter)
+
+
+def _item_id(path: str | Path, line: int, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputFileError(path, f"item_id is not an integer: {text!r}", line) from None
+    if value < 0:
+        raise InputFileError(path, f"item_id must be >= 0, got {value}", line)
+    return value

@@ -1,0 +1,47 @@
+"""The simulator of Section 4.2 (designs compared on the same crowd and budget), whole
+simulated studies with their votes, and a pilot's prediction.
+"""
+
+from __future__ import annotations
+
+from .prediction import (
+    Prediction,
+    predict_study,
+    prediction_similarities,
+    smallest_m,
+)
+from .studies import (
+    METRICS,
+    PUBLISHED_TABLE2,
+    TABLE2_DESIGNS,
+    VARIANTS,
+    SimulationSummary,
+    Variant,
+    rank_metrics,
+    run_simulations,
+    simulate_study,
+    table2,
+    variant_similarity,
+)
+from .votes import (
+    simulate_study_votes,
+)
+
+__all__ = [
+    "METRICS",
+    "PUBLISHED_TABLE2",
+    "TABLE2_DESIGNS",
+    "VARIANTS",
+    "predict_study",
+    "Prediction",
+    "prediction_similarities",
+    "rank_metrics",
+    "run_simulations",
+    "simulate_study",
+    "simulate_study_votes",
+    "SimulationSummary",
+    "smallest_m",
+    "table2",
+    "Variant",
+    "variant_similarity",
+]

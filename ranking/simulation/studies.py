@@ -1,0 +1,521 @@
+"""Simulated studies (Section 4.2): designs compared on the same crowd and the same budget.
+
+Every simulated ballot runs through :class:`ranking.ballots.BallotDriver`, the code the web
+application closes ballots with. Simulation ``i`` of a run draws one crowd; every design then
+votes with that crowd and the same random streams (a paired comparison).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from .._validation import FloatArray, IntArray, check_alpha, check_generator, check_int
+from ..ballots.driver import BallotDriver, Purpose
+from ..crowd.voters import (
+    Amplitude,
+    SimulatedCrowd,
+    VoterSource,
+    assign_voters,
+    load_similarities,
+    paper_embedding_similarities,
+    similarity_for,
+    true_ranks,
+)
+from ..designs import Design, Uniform, get_design
+from ..evaluation.metrics import kendall, weighted_kendall, weighted_spearman
+from ..protocol.bradley_terry import DEFAULT_BT_ALPHA
+from ..protocol.closing import ESTIMATORS, Estimator
+
+__all__ = [
+    "METRICS",
+    "PUBLISHED_TABLE2",
+    "TABLE2_DESIGNS",
+    "VARIANTS",
+    "SimulationSummary",
+    "Variant",
+    "rank_metrics",
+    "run_simulations",
+    "simulate_study",
+    "table2",
+    "target_similarities",
+    "variant_similarity",
+]
+
+METRICS: tuple[str, ...] = ("rho_w", "tau_w", "rho", "tau")
+TABLE2_DESIGNS: tuple[str, ...] = ("uniform", "adaptive")
+DesignChoice = str | Design
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which reading of the protocol a simulation follows (docs/science.md, Table 2).
+
+    ``paper`` follows the paper's text; ``reference-code`` switches on the six departures
+    of the authors' simulation code, which produced the published Table 2.
+    """
+
+    name: str
+    amplitude: Amplitude  # 1: sigma_v * z (1 - z) instead of sigma_v * (1 - z^2)
+    sqrt_power_law: bool  # 2: power law without the square root when False
+    lagged_running_mean: bool  # 3: ybar^(k) = ((k-2) ybar + y) / (k-1)
+    select_by: str  # 4: "x" selects by the current ballot's Borda score
+    swapped_metrics: bool  # 5: "item at estimated rank r" against "true rank of item r"
+    budget_uniform_m: bool  # 6: False uses round(M (1 - alpha^n_b) / (1 - alpha))
+
+
+VARIANTS: dict[str, Variant] = {
+    "paper": Variant("paper", "paper", True, False, "score", False, True),
+    "reference-code": Variant("reference-code", "reference-code", False, True, "x", True, False),
+}
+
+# Table 2 of the paper: mean and sd over 50 simulations (990 items, M=20, alpha=0.5, n_b=7).
+PUBLISHED_TABLE2: dict[tuple[str, str], dict[str, tuple[float, float]]] = {
+    ("exponential", "uniform"): {
+        "rho_w": (0.778, 0.058),
+        "tau_w": (-0.11, 0.20),
+        "rho": (0.8097, 0.0088),
+        "tau": (0.6265, 0.0091),
+    },
+    ("exponential", "adaptive"): {
+        "rho_w": (0.9452, 0.0028),
+        "tau_w": (0.66, 0.17),
+        "rho": (0.8015, 0.0087),
+        "tau": (0.6330, 0.0098),
+    },
+    ("power_law", "uniform"): {
+        "rho_w": (0.800, 0.062),
+        "tau_w": (-0.11, 0.20),
+        "rho": (0.9713, 0.0013),
+        "tau": (0.8491, 0.0035),
+    },
+    ("power_law", "adaptive"): {
+        "rho_w": (0.9800, 0.0014),
+        "tau_w": (0.63, 0.18),
+        "rho": (0.9632, 0.0019),
+        "tau": (0.8406, 0.0040),
+    },
+    ("embedding", "uniform"): {
+        "rho_w": (0.741, 0.058),
+        "tau_w": (-0.11, 0.21),
+        "rho": (0.7229, 0.0078),
+        "tau": (0.5463, 0.0072),
+    },
+    ("embedding", "adaptive"): {
+        "rho_w": (0.9146, 0.0042),
+        "tau_w": (0.73, 0.12),
+        "rho": (0.7258, 0.0093),
+        "tau": (0.5611, 0.0097),
+    },
+}
+
+
+def _variant(variant: str | Variant) -> Variant:
+    if isinstance(variant, Variant):
+        return variant
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {tuple(VARIANTS)}, got {variant!r}")
+    return VARIANTS[variant]
+
+
+def variant_similarity(
+    distribution: str, n_items: int, variant: str | Variant = "paper"
+) -> FloatArray:
+    """:func:`ranking.similarity_for` as ``variant`` reads it (its power law)."""
+    return similarity_for(distribution, n_items, sqrt_power_law=_variant(variant).sqrt_power_law)
+
+
+def target_similarities(
+    distribution: str,
+    n_targets: int,
+    n_candidates: int,
+    rng: np.random.Generator,
+    variant: str | Variant = "paper",
+) -> tuple[FloatArray, IntArray]:
+    """Similarities of a simulated target study and the target of every candidate.
+
+    Every target draws its own ``n_candidates`` similarities: ``exponential`` and
+    ``power_law`` give each target the distribution's ``n_candidates`` values; ``embedding`` and
+    ``csv:PATH`` give each target a random sample (without replacement) of their values.
+
+    Returns
+    -------
+    z : numpy.ndarray of float64, shape (n_targets * n_candidates,)
+    groups : numpy.ndarray of int64, same shape: candidates of target ``g`` are consecutive.
+    """
+    targets = check_int(n_targets, "n_targets", minimum=1)
+    candidates = check_int(n_candidates, "n_candidates", minimum=2)
+    gen = check_generator(rng)
+    pool = variant_similarity(distribution, candidates, variant)
+    if distribution in ("exponential", "power_law"):
+        z = np.tile(pool, targets)
+    else:
+        if pool.size < candidates:
+            raise ValueError(
+                f"{distribution} holds {pool.size} similarities, fewer than {candidates} candidates"
+            )
+        z = np.concatenate([gen.choice(pool, candidates, replace=False) for _ in range(targets)])
+    return z, np.repeat(np.arange(targets, dtype=np.int64), candidates)
+
+
+def rank_metrics(
+    estimated: npt.ArrayLike, truth: npt.ArrayLike, *, swapped: bool = False, n0: float = 2
+) -> dict[str, float]:
+    """rho_w, tau_w (Eq. 8), rho and tau between estimated and true rank vectors.
+
+    ``swapped=True`` reproduces the authors' code (departure 5): it pairs "id of the item at
+    estimated rank r" with "true rank of item r".
+    """
+    a = np.asarray(estimated, dtype=np.int64)
+    b = np.asarray(truth, dtype=np.int64)
+    if swapped:
+        a = np.argsort(a).astype(np.int64) + 1
+    return {
+        "rho_w": weighted_spearman(a, b, n0),
+        "tau_w": weighted_kendall(a, b, n0),
+        "rho": _spearman_of_permutations(a, b),
+        "tau": kendall(a, b),
+    }
+
+
+def _spearman_of_permutations(a: IntArray, b: IntArray) -> float:
+    """Spearman's rho of two permutations of 1..n: ``1 - 6 sum d^2 / (n (n^2 - 1))``.
+
+    Equal to :func:`ranking.spearman` (scipy) for permutations, without scipy's per-call
+    overhead, which matters in the simulation loop.
+    """
+    n = a.size
+    if b.size != n or n < 2:
+        raise ValueError("rank vectors must have the same length, at least 2")
+    d = (a - b).astype(np.float64)
+    return float(1.0 - 6.0 * np.dot(d, d) / (n * (n * n - 1.0)))
+
+
+class _ReferenceCodeUniform(Uniform):
+    """The authors' code's uniform budget: ``round(M (1 - alpha^n_b) / (1 - alpha))`` (Table 2)."""
+
+    def schedule(
+        self, n_items: int, n_ballots: int, alpha: float, m: int, *, keep_two: bool = False
+    ) -> list[tuple[int, int]]:
+        return [(n_items, max(1, round(m * (1 - alpha**n_ballots) / (1 - alpha))))]
+
+
+def _designs(designs: Sequence[DesignChoice], variant: Variant) -> dict[str, Design]:
+    """Label -> design; names become registered designs with their default options."""
+    chosen: dict[str, Design] = {}
+    for entry in designs:
+        design = get_design(entry) if isinstance(entry, str) else entry
+        if not isinstance(design, Design):
+            raise ValueError(f"a design must be a name or a Design, got {entry!r}")
+        if isinstance(design, Uniform) and not variant.budget_uniform_m:
+            design = _ReferenceCodeUniform()
+        label = entry if isinstance(entry, str) else design.describe()
+        if label in chosen:
+            raise ValueError(f"design {label!r} is given twice")
+        chosen[label] = design
+    if not chosen:
+        raise ValueError("give at least one design")
+    return chosen
+
+
+def _within_groups(ranks: IntArray, groups: IntArray | None) -> IntArray:
+    """Study-wide ranks (1 = best) turned into ranks within each group (same order)."""
+    if groups is None:
+        return ranks
+    order = np.lexsort((ranks, groups))
+    sorted_groups = groups[order]
+    within = np.arange(order.size) - np.searchsorted(sorted_groups, sorted_groups, side="left")
+    result = np.empty_like(ranks)
+    result[order] = within + 1
+    return result
+
+
+def _metrics(
+    ranks: IntArray, truth: IntArray, groups: IntArray | None, swapped: bool
+) -> dict[str, float]:
+    """rank_metrics over the study, or their unweighted mean over groups (macro)."""
+    if groups is None:
+        return rank_metrics(ranks, truth, swapped=swapped)
+    values = [
+        rank_metrics(ranks[groups == g], truth[groups == g], swapped=swapped)
+        for g in range(int(groups.max()) + 1)
+    ]
+    return {metric: float(np.mean([v[metric] for v in values])) for metric in METRICS}
+
+
+def simulate_study(
+    z: npt.ArrayLike,
+    rng: np.random.Generator,
+    *,
+    designs: Sequence[DesignChoice] = TABLE2_DESIGNS,
+    m: int = 20,
+    alpha: float = 0.5,
+    n_ballots: int = 7,
+    n_voters: int = 100,
+    variant: str | Variant = "paper",
+    estimator: Estimator = "rescaled_borda",
+    bt_alpha: float = DEFAULT_BT_ALPHA,
+    crowd: VoterSource | None = None,
+    groups: npt.ArrayLike | None = None,
+) -> dict[str, dict[str, float]]:
+    """One simulation: the same crowd votes in a study of each design.
+
+    Every design runs through :class:`ranking.ballots.BallotDriver` with the same seed (drawn
+    from ``rng``), so the designs share the crowd, the first ballot's random streams, who
+    answers and who is distracted: a paired comparison. ``crowd`` draws the voters (for example
+    a :class:`ranking.CrowdModel` fitted to a study's votes); by default they follow the
+    paper's ranges (Section 4.2). With ``groups`` (a target study: item ``i`` a candidate of
+    target ``groups[i]``) every target is ranked on its own and the metrics are their
+    unweighted mean over targets (macro).
+
+    Returns
+    -------
+    dict
+        ``{label: metrics}``, metrics as in :func:`rank_metrics`; the label of a design given
+        by name is its name.
+    """
+    chosen = _variant(variant)
+    gen = check_generator(rng)
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    similarity = np.asarray(z, dtype=np.float64)
+    n = similarity.size
+    per_item = check_int(m, "m", minimum=1)
+    voters = check_int(n_voters, "n_voters", minimum=1)
+    group = None if groups is None else np.asarray(groups, dtype=np.int64)
+    by_label = _designs(designs, chosen)
+    voting = SimulatedCrowd(similarity, voters, gen, amplitude=chosen.amplitude, voters=crowd)
+    truth = _within_groups(true_ranks(similarity), group)
+    seed = int(gen.integers(2**62))
+    results = {}
+    for label, design in by_label.items():
+        driver = BallotDriver(
+            design,
+            n,
+            n_ballots=n_ballots,
+            alpha=alpha,
+            m=per_item,
+            seed=seed,
+            groups=group,
+            estimator=estimator,
+            select_by="x" if chosen.select_by == "x" else "score",
+            lagged_running_mean=chosen.lagged_running_mean,
+            bt_alpha=bt_alpha,
+        )
+
+        def answer(number: int, pairs: IntArray, driver: BallotDriver = driver) -> FloatArray:
+            draws = driver.rng(number, Purpose.SIMULATED_VOTERS)
+            return voting.answer(pairs, assign_voters(pairs.shape[0], voters, draws), draws)
+
+        outcome, _ = driver.run(answer)
+        ranks = _within_groups(driver.final_ranks(outcome.score), group)
+        results[label] = _metrics(ranks, truth, group, chosen.swapped_metrics)
+    return results
+
+
+@dataclass(frozen=True)
+class SimulationSummary:
+    """Metrics of ``sims`` paired simulations.
+
+    Attributes
+    ----------
+    values : ``{label: array (sims, 4)}``, metrics in METRICS order, row ``i`` simulation ``i``
+        of every design (the same crowd and streams).
+    comparisons : comparisons each design's study makes.
+    seconds : wall time.
+    """
+
+    values: dict[str, FloatArray]
+    comparisons: dict[str, int]
+    seconds: float
+
+    def mean_sd(self, design: str) -> dict[str, list[float | None]]:
+        """``{metric: [mean, sd]}``; sd is the unbiased estimate (None for one simulation)."""
+        data = self.values[design]
+        result: dict[str, list[float | None]] = {}
+        for column, metric in enumerate(METRICS):
+            sd = float(np.std(data[:, column], ddof=1)) if data.shape[0] > 1 else None
+            result[metric] = [float(np.mean(data[:, column])), sd]
+        return result
+
+    def mean_se(self, design: str) -> dict[str, list[float | None]]:
+        """``{metric: [mean, standard error of the mean]}`` (None for one simulation)."""
+        return {
+            metric: [mean, None if sd is None else sd / np.sqrt(self.values[design].shape[0])]
+            for metric, (mean, sd) in self.mean_sd(design).items()
+        }
+
+    def paired_difference(
+        self, design: str, baseline: str, confidence: float = 0.95
+    ) -> dict[str, list[float | None]]:
+        """``{metric: [mean, low, high]}`` of ``design - baseline`` over the paired simulations.
+
+        The interval is Student's t over the simulations' differences (None for one).
+        """
+        difference = self.values[design] - self.values[baseline]
+        count = difference.shape[0]
+        result: dict[str, list[float | None]] = {}
+        for column, metric in enumerate(METRICS):
+            mean = float(np.mean(difference[:, column]))
+            if count < 2:
+                result[metric] = [mean, None, None]
+                continue
+            half = float(
+                stats.t.ppf(0.5 + confidence / 2, count - 1)
+                * np.std(difference[:, column], ddof=1)
+                / np.sqrt(count)
+            )
+            result[metric] = [mean, mean - half, mean + half]
+        return result
+
+
+def _simulate_chunk(
+    z: FloatArray, seeds: list[np.random.SeedSequence], options: dict[str, Any]
+) -> list[dict[str, dict[str, float]]]:
+    return [simulate_study(z, np.random.default_rng(child), **options) for child in seeds]
+
+
+def run_simulations(
+    z: npt.ArrayLike,
+    *,
+    designs: Sequence[DesignChoice] = TABLE2_DESIGNS,
+    sims: int = 50,
+    seed: int = 0,
+    m: int = 20,
+    alpha: float = 0.5,
+    n_ballots: int = 7,
+    n_voters: int = 100,
+    variant: str | Variant = "paper",
+    estimator: Estimator = "rescaled_borda",
+    bt_alpha: float = DEFAULT_BT_ALPHA,
+    jobs: int = 1,
+    progress: Callable[[int], Any] | None = None,
+    crowd: VoterSource | None = None,
+    groups: npt.ArrayLike | None = None,
+) -> SimulationSummary:
+    """Repeat :func:`simulate_study` ``sims`` times with independent seeded generators.
+
+    ``crowd`` (picklable when ``jobs > 1``) draws every simulation's voters, as in
+    :func:`simulate_study`. Simulation ``i`` always uses the ``i``-th child of
+    ``SeedSequence(seed)``, so the result does not depend on ``jobs`` (worker processes; 1 runs
+    in this process). ``progress`` (for example a tqdm bar's ``update``) is called with the
+    number of finished simulations.
+    """
+    count = check_int(sims, "sims", minimum=1)
+    check_int(seed, "seed", minimum=0)
+    workers = check_int(jobs, "jobs", minimum=1)
+    chosen = _variant(variant)
+    a = check_alpha(alpha)
+    by_label = _designs(designs, chosen)
+    similarity = np.asarray(z, dtype=np.float64)
+    group = None if groups is None else np.asarray(groups, dtype=np.int64)
+    comparisons = {
+        label: BallotDriver(
+            design, similarity.size, n_ballots=n_ballots, alpha=a, m=m, groups=group
+        ).total_comparisons
+        for label, design in by_label.items()
+    }
+    options: dict[str, Any] = {
+        "designs": list(by_label.values()),
+        "m": m,
+        "alpha": a,
+        "n_ballots": n_ballots,
+        "n_voters": n_voters,
+        "variant": chosen,
+        "estimator": estimator,
+        "bt_alpha": bt_alpha,
+        "crowd": crowd,
+        "groups": group,
+    }
+    start = time.perf_counter()
+    seeds = np.random.SeedSequence(seed).spawn(count)
+    chunk = 1 if workers == 1 else max(1, count // (4 * workers))
+    batches = [seeds[i : i + chunk] for i in range(0, count, chunk)]
+    outcomes: list[dict[str, dict[str, float]]] = []
+    if workers == 1:
+        for batch in batches:
+            outcomes.extend(_simulate_chunk(similarity, batch, options))
+            if progress is not None:
+                progress(len(batch))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(_simulate_chunk, similarity, b, options) for b in batches]
+            for future, batch in zip(futures, batches, strict=True):
+                outcomes.extend(future.result())
+                if progress is not None:
+                    progress(len(batch))
+    labels = list(by_label)
+    internal = [design.describe() for design in by_label.values()]
+    values = {
+        label: np.array([[outcome[key][metric] for metric in METRICS] for outcome in outcomes])
+        for label, key in zip(labels, internal, strict=True)
+    }
+    return SimulationSummary(values, comparisons, time.perf_counter() - start)
+
+
+def table2(
+    *,
+    variant: str | Variant = "paper",
+    sims: int = 50,
+    seed: int = 0,
+    embedding_csv: str | Path | None = None,
+    estimator: Estimator = "rescaled_borda",
+    jobs: int = 1,
+    progress: Callable[[int], Any] | None = None,
+) -> dict[str, Any]:
+    """The setting of the paper's Table 2 (990 items, M=20, alpha=0.5, n_b=7, 100 voters).
+
+    The embedding rows use the paper's similarities shipped with the package, or the CSV file
+    ``embedding_csv`` (column ``similarity``) when given; ``jobs`` worker
+    processes share the simulations without changing the result. Returns the JSON
+    object printed by ``python -m ranking.simulate table2 --json``; each row also carries
+    ``published`` (the paper's mean and sd) when the paper reports that cell.
+    """
+    chosen = _variant(variant)
+    distributions: list[tuple[str, FloatArray]] = [
+        (name, variant_similarity(name, 990, chosen)) for name in ("exponential", "power_law")
+    ]
+    embedding = (
+        paper_embedding_similarities()
+        if embedding_csv is None
+        else load_similarities(embedding_csv)
+    )
+    distributions.append(("embedding", embedding))
+    start = time.perf_counter()
+    rows = []
+    comparisons: dict[str, int] = {}
+    for offset, (name, z) in enumerate(distributions):
+        summary = run_simulations(
+            z,
+            sims=sims,
+            seed=seed + 1000 * offset,
+            variant=chosen,
+            estimator=estimator,
+            jobs=jobs,
+            progress=progress,
+        )
+        comparisons = summary.comparisons
+        for design in TABLE2_DESIGNS:
+            row: dict[str, Any] = {"distribution": name, "design": design}
+            row.update(summary.mean_sd(design))
+            published = PUBLISHED_TABLE2.get((name, design))
+            if published is not None:
+                row["published"] = {metric: list(published[metric]) for metric in METRICS}
+            rows.append(row)
+    return {
+        "variant": chosen.name,
+        "estimator": estimator,
+        "sims": sims,
+        "seed": seed,
+        "seconds": round(time.perf_counter() - start, 3),
+        "comparisons": comparisons,
+        "rows": rows,
+    }
