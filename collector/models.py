@@ -33,10 +33,6 @@ def _code(help_text: str = "") -> models.CharField:
 
 
 class Study(models.Model):
-    class Design(models.TextChoices):
-        ADAPTIVE = "adaptive", "Adaptive (top alpha fraction kept after each ballot)"
-        UNIFORM = "uniform", "Uniform (one ballot, same budget)"
-
     class Estimator(models.TextChoices):
         RESCALED_BORDA = "rescaled_borda", "Rescaled Borda (the paper's method)"
         BRADLEY_TERRY = "bradley_terry", "Pooled Bradley-Terry"
@@ -53,7 +49,9 @@ class Study(models.Model):
     n_ballots = models.PositiveSmallIntegerField()
     alpha = models.FloatField()
     m = models.PositiveIntegerField(help_text="Comparisons per item in each ballot (M).")
-    design = models.CharField(max_length=16, choices=Design.choices, default=Design.ADAPTIVE)
+    # A design registered in ranking.designs (which owns the names) and its options.
+    design = models.CharField(max_length=16, default="adaptive")
+    design_options = models.JSONField(default=dict, blank=True)
     estimator = models.CharField(
         max_length=16, choices=Estimator.choices, default=Estimator.RESCALED_BORDA
     )

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from .evaluation.model_evaluation import MISSING_POLICIES, evaluate
-from .files.model_scores import read_model_scores
 from .files.gold import GOLD_FORMATS, read_gold
+from .files.model_scores import read_model_scores
 from .files.votes import read_votes
 from .files.word_vectors import CASE_POLICIES, VECTOR_FORMATS, load_word_vectors
 from .protocol.closing import ESTIMATORS

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from collector.evaluation.study_data import gold_of, votes_of
 from collector.models import Evaluation
-from collector.studies.creating import Purpose, study_rng
+from collector.studies.designs import Purpose, study_rng
 from ranking.evaluation import evaluate
 
 log = logging.getLogger(__name__)

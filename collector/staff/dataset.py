@@ -18,6 +18,7 @@ from django.db.models import Count, Max, Min
 
 from collector.models import Item, Study, Token, Vote
 from collector.staff.exports import CHUNK, ballots_run, require_finished
+from collector.studies.designs import study_design
 
 GOLD_SCALE = 10.0
 
@@ -84,6 +85,7 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "question": study.question,
         "licence": study.licence or None,
         "design": study.design,
+        "design_options": study_design(study).options,
         "estimator": study.estimator,
         "parameters": {
             "n_ballots": ballots_run(study),

@@ -69,8 +69,8 @@ def require_finished(study: Study) -> None:
 
 
 def ballots_run(study: Study) -> int:
-    """How many ballots the study runs: n_b, or one for the uniform design."""
-    return 1 if study.design == Study.Design.UNIFORM else study.n_ballots
+    """How many ballots the finished study ran (n_b, or one for a one-ballot design)."""
+    return study.ballots.count()
 
 
 def ranking_header(study: Study) -> list[str]:

@@ -70,9 +70,7 @@ def live_status(
                 row["items_without_answer"] = lifecycle.items_without_answer(ballot.pk)
         ballots.append(row)
     seconds = bulk_sql.seconds_per_comparison(study.pk)
-    plan = creating.plan(study.items.count(), study.n_ballots, study.alpha, study.m, study.design)
-    adaptive = study.design == Study.Design.ADAPTIVE
-    planned = plan.comparisons_per_ballot if adaptive else [plan.uniform_comparisons]
+    planned = [comparisons for _, _, comparisons in creating.study_plan(study).ballots]
     # Still to answer: the open comparisons of the open and pending ballots, and the planned
     # comparisons of the ballots not generated yet.
     waiting = (Ballot.Status.OPEN, Ballot.Status.PENDING)

@@ -53,8 +53,9 @@ def study_new(request: HttpRequest) -> HttpResponse:
         else:
             d = form.cleaned_data
             context["prediction"] = crowd.predict(
-                fitted, form.preview["n_items"], d["m"], d["alpha"], d["n_ballots"], d["seed"]
-            )
+                fitted, form.preview["n_items"], d["m"], d["alpha"], d["n_ballots"], d["seed"],
+                design=d["design"], estimator=d["estimator"],
+            )  # fmt: skip
     return render(request, "staff/study_form.html", context)
 
 

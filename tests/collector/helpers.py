@@ -12,8 +12,7 @@ from django.core.management import call_command
 
 from collector import jobs
 from collector.models import Ballot, Study
-from collector.staff import exports
-from collector.studies import lifecycle
+from collector.studies import creating, lifecycle
 from tests.factories import make_study, tokens_csv
 
 __all__ = ["finished_study", "make_study", "staff_user"]
@@ -75,7 +74,7 @@ def export(command: str, study: Study, tmp_path: Path) -> str:
 
 def finish_in_process(study: Study, monkeypatch) -> Study:
     """Answer and close every ballot of an auto-opening study in this process (no worker)."""
-    for number in range(1, exports.ballots_run(study) + 1):
+    for number in range(1, creating.study_plan(study).driver.n_ballots + 1):
         monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
         simulate(study)
         monkeypatch.undo()

@@ -7,6 +7,7 @@ import pytest
 
 import ranking
 from collector.models import Study
+from ranking.designs import DESIGNS
 from tests.collector.helpers import finished_study, staff_user, tokens_csv
 from tests.factories import make_study
 
@@ -49,10 +50,12 @@ def test_a_study_with_too_few_votes_has_no_crowd_yet(client):
     assert client.get("/api/v1/staff/studies/young/crowd").status_code == 409
 
 
-def test_the_new_study_preview_predicts_the_plan_with_a_chosen_crowd(client, pilot):
+def test_the_new_study_preview_predicts_every_design_and_its_cost_with_a_chosen_crowd(
+    client, pilot
+):
     form = {
         "name": "Full", "question": "Which pair is more related?", "tokens_text": tokens_csv(12),
-        "n_ballots": 3, "alpha": 0.5, "m": 6, "design": "adaptive", "estimator": "rescaled_borda",
+        "n_ballots": 3, "alpha": 0.5, "m": 6, "design": "swiss", "estimator": "rescaled_borda",
         "seed": 1, "per_voter_cap": 100, "lease_seconds": 300, "language": "en",
         "stranded_minutes": 10, "crowd_of": "pilot", "action": "preview",
     }  # fmt: skip
@@ -60,7 +63,22 @@ def test_the_new_study_preview_predicts_the_plan_with_a_chosen_crowd(client, pil
     assert page.status_code == 200
     text = page.content.decode()
     assert f"With the crowd of {pilot.name}" in text and "66 items" in text
-    assert text.count("rescaled Borda") >= 2 and "Bradley-Terry" in text
+    assert {r["estimator"] for r in page.context["prediction"]["rows"]} == {"rescaled_borda"}
+    predicted = page.context["prediction"]
+    # Every registered design with the same budget, the chosen one first and marked.
+    assert [r["design"] for r in predicted["rows"]][0] == "swiss"
+    assert {r["design"] for r in predicted["rows"]} == set(DESIGNS)
+    assert [r["chosen"] for r in predicted["rows"]] == [True] + [False] * (len(DESIGNS) - 1)
+    assert "swiss (chosen)" in text
+    # The cost side: each design's smallest M reaching what adaptive reaches at M = 6.
+    adaptive = next(r for r in predicted["rows"] if r["design"] == "adaptive")
+    assert predicted["target"] == adaptive["rho_w"][0] and predicted["m_max"] == 12
+    cost = {c["design"]: c for c in predicted["cost"]}
+    assert cost["adaptive"]["m"] is not None and cost["adaptive"]["m"] <= 6
+    for entry in cost.values():
+        if entry["m"] is not None:
+            assert 1 <= entry["m"] <= 12 and entry["rho_w"] >= predicted["target"]
+    assert "The cost side" in text
     other = make_study(created_by=staff_user(username="stranger"), slug="theirs")
     refused = client.post("/staff/new/", {**form, "crowd_of": other.slug})
     assert refused.status_code == 400 and "Select a valid choice" in refused.content.decode()

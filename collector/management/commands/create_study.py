@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from collector.models import Study
 from collector.studies import creating, importing, lifecycle
+from ranking.designs import DEFAULT_DESIGN, DESIGNS
 
 
 def read_file(path: str, what: str) -> bytes:
@@ -37,7 +38,9 @@ class Command(BaseCommand):
         parser.add_argument("--ballots", type=int, required=True, help="n_b")
         parser.add_argument("--alpha", type=float, required=True)
         parser.add_argument("--m", type=int, required=True, help="comparisons per item (M)")
-        parser.add_argument("--design", choices=Study.Design.values, default="adaptive")
+        parser.add_argument("--design", choices=tuple(DESIGNS), default=DEFAULT_DESIGN)
+        for name, help_text in _design_options().items():
+            parser.add_argument(f"--{name}", type=int, default=None, help=help_text)
         parser.add_argument("--estimator", choices=Study.Estimator.values, default="rescaled_borda")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--max-items-per-area", type=int, default=None, help="K")
@@ -71,7 +74,8 @@ class Command(BaseCommand):
             }
             study = creating.create_study(
                 name=o["name"], areas=areas, n_ballots=o["ballots"], alpha=o["alpha"],
-                m=o["m"], design=o["design"], estimator=o["estimator"], seed=o["seed"],
+                m=o["m"], design=o["design"], design_options=_chosen_options(o),
+                estimator=o["estimator"], seed=o["seed"],
                 max_items_per_area=o["max_items_per_area"], allow_ties=not o["no_ties"],
                 auto_open=o["auto_open"], **extra,
             )  # fmt: skip
@@ -86,3 +90,24 @@ class Command(BaseCommand):
             lifecycle.open_ballot(study.ballots.get(number=1).pk)
             self.stdout.write("ballot 1 is open")
         self.stdout.write(study.slug)
+
+
+def _design_options() -> dict[str, str]:
+    """Every registered design's options, with the designs that take them."""
+    options: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for design in DESIGNS.values():
+        for parameter in design.parameters:
+            options.setdefault(parameter.name, []).append(design.name)
+            texts.setdefault(parameter.name, parameter.help)
+    return {name: f"{', '.join(options[name])}: {texts[name]}" for name in options}
+
+
+def _chosen_options(o: dict) -> dict[str, int]:
+    """The options given for the chosen design; an option of another design is refused."""
+    own = {p.name for p in DESIGNS[o["design"]].parameters}
+    given = {name: o[name] for name in _design_options() if o.get(name) is not None}
+    foreign = sorted(set(given) - own)
+    if foreign:
+        raise CommandError(f"--{foreign[0]} is not an option of the {o['design']} design")
+    return given
