@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .adaptive import Adaptive
-from .base import Design, Parameter
+from .base import AdaptiveSchedule, Design, OneBallotSchedule, Parameter
 from .random_pairs import ballot_pairs
 from .repeats import cap_repeats, pair_cap
 from .round_robin import RoundRobin, round_robin_pairs
@@ -27,7 +27,9 @@ __all__ = [
     "DEFAULT_DESIGN",
     "DESIGNS",
     "Adaptive",
+    "AdaptiveSchedule",
     "Design",
+    "OneBallotSchedule",
     "Parameter",
     "RoundRobin",
     "Swiss",
