@@ -9,12 +9,30 @@ field.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from collector.models import AttentionCheck, Ballot, Study
 from collector.studies import attention_checks, creating, importing, lifecycle
+from ranking.designs import (
+    AdaptiveSchedule,
+    Design,
+    ballot_pairs,
+    register_design,
+    swiss_pairs,
+    unregister_design,
+)
 
-__all__ = ["CHECKS", "DEFAULTS", "add_checks", "make_study", "tokens_csv"]
+__all__ = [
+    "CHECKS",
+    "DEFAULTS",
+    "Ladder",
+    "add_checks",
+    "ladder_registered",
+    "make_study",
+    "tokens_csv",
+]
 
 DEFAULTS: dict[str, Any] = {"name": "Test study", "n_ballots": 3, "alpha": 0.5, "m": 4, "seed": 11}
 AREA = "Sales & Marketing"
@@ -108,3 +126,27 @@ def add_checks(
     )
     study.refresh_from_db()
     return attention_checks.add_checks(study, CHECKS[:n])
+
+
+class Ladder(AdaptiveSchedule, Design):
+    """A design added by one module, as a plug-in would be: after a random first ballot every
+    member meets its neighbours in the current order (a ladder)."""
+
+    name = "ladder"
+    title = "Ladder (test)"
+    summary = "Neighbours in the current order meet."
+
+    def pairs(self, ballot, members, score, m, rng):
+        if ballot == 1:
+            return ballot_pairs(members, m, rng)
+        return swiss_pairs(members, score, m, rng, window=1, cap=m)
+
+
+@contextmanager
+def ladder_registered() -> Iterator[type[Design]]:
+    """:class:`Ladder` registered for the duration (removed again after)."""
+    register_design(Ladder)
+    try:
+        yield Ladder
+    finally:
+        unregister_design(Ladder.name)

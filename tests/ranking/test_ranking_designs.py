@@ -21,9 +21,9 @@ from ranking.designs import (
     register_design,
     round_robin_pairs,
     swiss_pairs,
-    unregister_design,
 )
 from ranking.protocol import ballot_sizes, rescale_slope
+from tests.factories import ladder_registered
 
 
 def unordered(pairs: np.ndarray) -> np.ndarray:
@@ -254,24 +254,10 @@ def test_the_driver_scores_as_close_ballot_does_without_groups() -> None:
 # --- a design added by registering one module -------------------------------------------
 
 
-class Ladder(AdaptiveSchedule, Design):
-    """A test design: every member meets its neighbours in the current order, a ladder."""
-
-    name = "ladder"
-    title = "Ladder (test)"
-    summary = "Neighbours in the current order meet."
-
-    def pairs(self, ballot, members, score, m, rng):
-        if ballot == 1:
-            return ballot_pairs(members, m, rng)
-        return swiss_pairs(members, score, m, rng, window=1, cap=m)
-
-
 @pytest.fixture
 def ladder():
-    register_design(Ladder)
-    yield Ladder
-    unregister_design("ladder")
+    with ladder_registered() as design:
+        yield design
 
 
 def test_a_registered_design_runs_in_the_simulator_beside_the_others(ladder) -> None:
