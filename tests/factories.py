@@ -31,6 +31,7 @@ __all__ = [
     "add_checks",
     "ladder_registered",
     "make_study",
+    "targets_csv",
     "tokens_csv",
 ]
 
@@ -41,6 +42,17 @@ AREA = "Sales & Marketing"
 def tokens_csv(n_tokens: int, area: str = AREA) -> str:
     """One area of ``n_tokens`` tokens (``term 00``, ``term 01``, ...) as a token file."""
     return "area,token\n" + "".join(f"{area},term {i:02d}\n" for i in range(n_tokens))
+
+
+def targets_csv(sizes: list[int], *, kinds: bool = False) -> str:
+    """A target list: target ``target k`` with ``sizes[k]`` candidates ``cand k.j``; with
+    ``kinds``, each target's first candidate is a positive, the last a random one."""
+    rows = ["target,candidate,kind" if kinds else "target,candidate"]
+    for k, size in enumerate(sizes):
+        for j in range(size):
+            kind = "positive" if j == 0 else "random" if j == size - 1 else "distractor"
+            rows.append(f"target {k:02d},cand {k:02d}.{j:02d}" + (f",{kind}" if kinds else ""))
+    return "\n".join(rows) + "\n"
 
 
 def _tokens_for(n_items: int) -> int:
@@ -55,6 +67,7 @@ def make_study(
     n_tokens: int = 8,
     n_items: int | None = None,
     tokens: str | None = None,
+    targets: str | None = None,
     slug: str | None = None,
     cap: int | None = None,
     open_first: bool = True,
@@ -70,6 +83,8 @@ def make_study(
     ----------
     n_tokens, n_items, tokens
         The study's size: tokens of one area, or exactly ``n_items`` items, or a token file.
+    targets
+        A target list (:func:`targets_csv`): a target study.
     slug
         A fixed slug instead of the generated one.
     cap
@@ -89,7 +104,11 @@ def make_study(
             params.setdefault("max_items_per_area", n_items)
     if cap is not None:
         params["per_voter_cap"] = cap
-    areas = importing.parse_tokens(tokens or tokens_csv(n_tokens), max_bytes=10**7)
+    if targets is not None:
+        areas = importing.parse_targets(targets, max_bytes=10**7)
+        params["targets"] = True
+    else:
+        areas = importing.parse_tokens(tokens or tokens_csv(n_tokens), max_bytes=10**7)
     study = creating.create_study(areas=areas, **{**DEFAULTS, **params})
     if slug is not None:
         Study.objects.filter(pk=study.pk).update(slug=slug)

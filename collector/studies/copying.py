@@ -47,8 +47,10 @@ def stored_areas(study: Study) -> list[importing.AreaSpec]:
         position[token_id] = len(spec.tokens)
         spec.tokens.append(text)
     items = Item.objects.filter(study=study).order_by("index")
-    for area_id, a, b in items.values_list("area_id", "token_a_id", "token_b_id"):
+    for area_id, a, b, kind in items.values_list("area_id", "token_a_id", "token_b_id", "kind"):
         areas[area_id].pairs.append((position[a], position[b]))
+        if study.targets:
+            areas[area_id].kinds.append(kind)
     return list(areas.values())
 
 

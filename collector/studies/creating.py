@@ -16,10 +16,20 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from collector.models import Area, Ballot, Comparison, Item, ItemScore, Study, Token
+from collector.models import (
+    DEFAULT_TARGET_QUESTION,
+    Area,
+    Ballot,
+    Comparison,
+    Item,
+    ItemScore,
+    Study,
+    Token,
+)
 from collector.studies import bulk_sql, importing
-from collector.studies.designs import Purpose, design_error, driver, study_rng
+from collector.studies.designs import Purpose, design_error, driver, study_groups, study_rng
 from ranking.ballots import BallotDriver
+from ranking.designs import advise_design
 from ranking.protocol import StudyPlan, plan_study
 
 log = logging.getLogger(__name__)
@@ -65,11 +75,14 @@ class Plan:
     ----------
     driver : the ballots (sizes, ``M``, comparisons) the design runs.
     budget : the adaptive plan of the same parameters (Eqs. 2-4, 10): the budget every design
-        of the study spends, and the Section 2.7 bounds.
+        of the study spends, and the Section 2.7 bounds; for a target study, the plan of its
+        largest target.
+    targets : a target study's candidates per target (None for an area study).
     """
 
     driver: BallotDriver
     budget: StudyPlan
+    targets: np.ndarray | None = None
 
     @property
     def ballots(self) -> list[tuple[int, int, int]]:
@@ -78,13 +91,20 @@ class Plan:
 
     @property
     def warnings(self) -> list[str]:
-        """The Section 2.7 warnings, for designs that run several ballots."""
-        return self.budget.warnings if self.driver.n_ballots > 1 else []
+        """The Section 2.7 warnings, for designs that run several ballots (per target size in
+        a target study)."""
+        if self.driver.n_ballots == 1:
+            return []
+        if self.targets is None:
+            return self.budget.warnings
+        return target_warnings(self.targets, self.budget)
 
     def text(self, *, warnings: bool = True) -> str:
         """The plan as text (commands print it; pages show the warnings apart)."""
         design = self.driver.design
         lines = [f"Design: {design.describe()}. {design.summary}", ""]
+        if self.targets is not None:
+            return "\n".join(lines + target_summary(self, warnings=warnings))
         if self.driver.n_ballots == 1:
             n, m_k, comparisons = self.ballots[0]
             lines += [
@@ -103,8 +123,13 @@ def plan(
     m: int,
     design: str = "adaptive",
     design_options: dict[str, Any] | None = None,
+    *,
+    groups: np.ndarray | None = None,
 ) -> Plan:
-    """Validate the parameters and return the plan (driver, budget and warnings)."""
+    """Validate the parameters and return the plan (driver, budget and warnings).
+
+    ``groups``: a target study's target of every item (each target is planned on its own).
+    """
     errors = list(parameter_errors(n_ballots, alpha, m, design, design_options).values())
     if n_items < 2:
         errors.append(f"a study needs at least two items, got {n_items}")
@@ -115,7 +140,12 @@ def plan(
         design_options=design_options or {}, seed=0,
     )  # fmt: skip
     try:
-        return Plan(driver(probe, n_items), plan_study(n_items, n_ballots, alpha, m))
+        ballots = driver(probe, n_items, groups=groups)
+        if groups is None:
+            return Plan(ballots, plan_study(n_items, n_ballots, alpha, m))
+        sizes = ballots.group_sizes
+        largest = plan_study(int(sizes.max()), n_ballots, alpha, m, keep_two=True)
+        return Plan(ballots, largest, sizes)
     except ValueError as exc:
         raise LifecycleError(str(exc)) from None
 
@@ -123,7 +153,53 @@ def plan(
 def study_plan(study: Study, n_items: int | None = None) -> Plan:
     """The plan of a stored study."""
     n = study.items.count() if n_items is None else n_items
-    return plan(n, study.n_ballots, study.alpha, study.m, study.design, study.design_options)
+    return plan(
+        n, study.n_ballots, study.alpha, study.m, study.design, study.design_options,
+        groups=study_groups(study),
+    )  # fmt: skip
+
+
+def target_warnings(sizes: np.ndarray, largest: StudyPlan) -> list[str]:
+    """Section 2.7 for a target study: the largest target's bounds, and the targets too small
+    for the ballots asked (their later ballots keep two candidates)."""
+    nb, alpha = largest.n_ballots, largest.alpha
+    warnings = [f"Targets of {largest.n_items} candidates: {w}" for w in largest.warnings]
+    if nb >= 2:
+        lower = (2 / sizes) ** (1 / (nb - 1))
+        small = sizes[alpha < lower]
+        if small.size:
+            warnings.append(
+                f"{small.size} target{'s' if small.size > 1 else ''} (from {small.min()} to "
+                f"{small.max()} candidates) are too small for {nb} ballots at alpha = "
+                f"{alpha:g} (Section 2.7: alpha >~ (2/N)^(1/(n_b-1))): their later ballots keep "
+                "two candidates, compared again and again."
+            )
+    return warnings
+
+
+def target_summary(planned: Plan, *, warnings: bool) -> list[str]:
+    """A target study's plan as text lines: its targets, ballots and advice."""
+    sizes = planned.targets
+    assert sizes is not None
+    advice = advise_design(sizes)
+    lines = [
+        f"Target study: {sizes.size} targets, {int(sizes.sum())} items; candidates per "
+        f"target from {sizes.min()} to {sizes.max()} (median {np.median(sizes):g}).",
+        "Every comparison pairs two candidates of one target; each target is ranked on its own.",
+        "",
+        "  ballot  items  comparisons  (per target: smallest - largest)",
+    ]
+    for plan_k in planned.driver.schedule:
+        lines.append(
+            f"  {plan_k.number:>6}  {plan_k.n_items:>5}  {plan_k.comparisons:>11,}  "
+            f"({plan_k.sizes.min()} - {plan_k.sizes.max()} candidates, M = {plan_k.nominal_m})"
+        )
+    lines += ["", f"Total: {planned.driver.total_comparisons:,} comparisons."]
+    name = advice.design + "".join(f", {k} {v}" for k, v in advice.options.items())
+    lines += ["", f"Recommended design: {name} ({advice.reason})."]
+    if warnings and planned.warnings:
+        lines += ["", "Warnings (Section 2.7):", *[f"  - {w}" for w in planned.warnings]]
+    return lines
 
 
 def preview_study(
@@ -135,6 +211,8 @@ def preview_study(
     seed: int,
     max_items_per_area: int | None = None,
     design_options: dict[str, Any] | None = None,
+    *,
+    targets: bool = False,
 ) -> dict[str, Any]:
     """What :func:`create_study` would run, without creating anything (the staff preview)."""
     if max_items_per_area:
@@ -143,8 +221,10 @@ def preview_study(
             areas, max_items_per_area, study_rng(probe, 0, Purpose.SAMPLE_ITEMS)
         )
     n_items = importing.count_items(areas)
-    planned = plan(n_items, n_ballots, alpha, m, design, design_options)
+    groups = area_groups(areas) if targets else None
+    planned = plan(n_items, n_ballots, alpha, m, design, design_options, groups=groups)
     return {
+        "targets": targets,
         "n_items": n_items,
         "n_areas": len(areas),
         "areas": [(a.name, len(a.tokens), len(a.pairs)) for a in areas],
@@ -154,6 +234,11 @@ def preview_study(
         # The warnings get their own box on the page.
         "text": planned.text(warnings=False),
     }
+
+
+def area_groups(areas: list[importing.AreaSpec]) -> np.ndarray:
+    """The area (a target study's target) of every item, in item order."""
+    return np.repeat(np.arange(len(areas), dtype=np.int64), [len(a.pairs) for a in areas])
 
 
 def describe_plan(study: Study) -> list[str]:
@@ -199,13 +284,16 @@ def create_study(
         design_options=design_options or {}, estimator=estimator, seed=seed,
         created_by=created_by, **options,
     )  # fmt: skip
+    if study.targets and "question" not in options:
+        study.question = DEFAULT_TARGET_QUESTION
     if max_items_per_area:
         areas = importing.sample_items(
             areas, max_items_per_area, study_rng(study, 0, Purpose.SAMPLE_ITEMS)
         )
     n_items = importing.count_items(areas)
-    plan(n_items, n_ballots, alpha, m, design, design_options)
-    ballots = driver(study, n_items)
+    groups = area_groups(areas) if study.targets else None
+    plan(n_items, n_ballots, alpha, m, design, design_options, groups=groups)
+    ballots = driver(study, n_items, groups=groups)
     members = np.arange(n_items, dtype=np.int64)
     pairs = ballots.pairs(1, members, np.full(n_items, np.nan))
     with transaction.atomic():
@@ -275,6 +363,9 @@ def _store_items(study: Study, areas: list[importing.AreaSpec]) -> np.ndarray:
             "area_id": np.repeat(area_ids, n_pairs),
             "token_a_id": token_ids[pairs[:, 0]],
             "token_b_id": token_ids[pairs[:, 1]],
+            "kind": np.array(
+                [k for a in areas for k in (a.kinds or [""] * len(a.pairs))], dtype=object
+            ),
         },
         {"study_id": study.pk},
     )

@@ -13,12 +13,20 @@ from typing import Any, cast
 
 import numpy as np
 
-from collector.models import Study
+from collector.models import Item, Study
 from ranking.ballots import BallotDriver, Purpose, stream
 from ranking.designs import DESIGNS, Design, get_design
 from ranking.protocol import Estimator
 
-__all__ = ["Purpose", "design_choices", "design_error", "driver", "study_design", "study_rng"]
+__all__ = [
+    "Purpose",
+    "design_choices",
+    "design_error",
+    "driver",
+    "study_design",
+    "study_groups",
+    "study_rng",
+]
 
 
 def study_rng(study: Study, ballot_number: int, purpose: Purpose) -> np.random.Generator:
@@ -47,13 +55,29 @@ def study_design(study: Study) -> Design:
     return get_design(study.design, study.design_options or {})
 
 
+def study_groups(study: Study) -> np.ndarray | None:
+    """A stored target study's target (area position) of every item, by ``Item.index``; None
+    for an area study (one pool)."""
+    if not study.targets or study.pk is None:
+        return None
+    rows = Item.objects.filter(study=study).order_by("index").values_list("area__position")
+    return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+
 def driver(
-    study: Study, n_items: int, *, design: Design | None = None, groups: np.ndarray | None = None
+    study: Study,
+    n_items: int,
+    *,
+    design: Design | None = None,
+    groups: np.ndarray | None = None,
 ) -> BallotDriver:
     """The ballot driver of ``study`` (saved or not) over its ``n_items`` items.
 
-    Raises ValueError when the design cannot run these parameters.
+    A stored target study's groups are read unless given. Raises ValueError when the design
+    cannot run these parameters.
     """
+    if groups is None:
+        groups = study_groups(study)
     return BallotDriver(
         design or study_design(study),
         n_items,

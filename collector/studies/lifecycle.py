@@ -32,6 +32,8 @@ from collector.models import Ballot, Comparison, ItemScore, Study, Vote
 from collector.studies import bulk_sql, pooled_fit
 from collector.studies.creating import LifecycleError, store_ballot
 from collector.studies.designs import driver
+from ranking.ballots import BallotDriver
+from ranking.protocol import ranks_within_groups
 
 __all__ = [
     "CHECK_SETTINGS",
@@ -189,7 +191,7 @@ def close_ballot(ballot_id: int) -> str:
             status=Ballot.Status.CLOSED, closed_at=timezone.now()
         )
         if closed.next_pairs is None:
-            _finish(study, ballots.final_ranks(out.score), out.score, item_ids)
+            _finish(study, ballots, out.score, item_ids)
             return f"ballot {ballot.number} closed; study {study.slug} finished"
         nxt = store_ballot(
             study, ballot.number + 1, closed.next_members, closed.next_pairs,
@@ -201,8 +203,14 @@ def close_ballot(ballot_id: int) -> str:
 _SCORE_FIELDS = ("wins", "ties", "appearances", "x", "y", "ybar", "strength")
 
 
-def _finish(study: Study, ranks: np.ndarray, scores: np.ndarray, item_ids: np.ndarray) -> None:
-    bulk_sql.update_items(study.pk, item_ids, {"final_rank": ranks, "final_score": scores})
+def _finish(study: Study, ballots: BallotDriver, scores: np.ndarray, item_ids: np.ndarray) -> None:
+    """The final ranking (every item by its score, Section 2.6; and within its target in a
+    target study), the stored pooled fit, and the study finished."""
+    ranks = ballots.final_ranks(scores)
+    columns = {"final_rank": ranks, "final_score": scores}
+    if ballots.grouped:
+        columns["rank_in_target"] = ranks_within_groups(ranks, ballots.groups)
+    bulk_sql.update_items(study.pk, item_ids, columns)
     pooled_fit.store_pooled_fit(study.pk)
     Study.objects.filter(id=study.pk).update(
         status=Study.Status.FINISHED, finished_at=timezone.now()

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .adaptive import Adaptive
+from .advice import Advice, advise_design
 from .base import AdaptiveSchedule, Design, OneBallotSchedule, Parameter
 from .random_pairs import ballot_pairs
 from .repeats import cap_repeats, pair_cap
@@ -28,12 +29,14 @@ __all__ = [
     "DESIGNS",
     "Adaptive",
     "AdaptiveSchedule",
+    "Advice",
     "Design",
     "OneBallotSchedule",
     "Parameter",
     "RoundRobin",
     "Swiss",
     "Uniform",
+    "advise_design",
     "ballot_pairs",
     "cap_repeats",
     "get_design",

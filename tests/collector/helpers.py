@@ -72,11 +72,11 @@ def export(command: str, study: Study, tmp_path: Path) -> str:
     return path.read_text()
 
 
-def finish_in_process(study: Study, monkeypatch) -> Study:
+def finish_in_process(study: Study, monkeypatch, **simulate_options) -> Study:
     """Answer and close every ballot of an auto-opening study in this process (no worker)."""
     for number in range(1, creating.study_plan(study).driver.n_ballots + 1):
         monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
-        simulate(study)
+        simulate(study, **simulate_options)
         monkeypatch.undo()
         lifecycle.close_ballot(study.ballots.get(number=number).pk)
     study.refresh_from_db()

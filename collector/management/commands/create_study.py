@@ -28,13 +28,19 @@ def read_file(path: str, what: str) -> bytes:
 class Command(BaseCommand):
     help = (
         "Create a study from a token list (area,token) and/or an item list "
-        "(area,token_a,token_b); prints the plan, then the new study's slug on the last line."
+        "(area,token_a,token_b), or a target study from a target list "
+        "(target,candidate[,kind]); prints the plan, then the new study's slug on the last line."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
         parser.add_argument("--tokens", help="CSV/TSV of area,token rows")
         parser.add_argument("--items", help="CSV/TSV of area,token_a,token_b rows")
+        parser.add_argument(
+            "--targets",
+            help="CSV/TSV of target,candidate[,kind] rows: a target study (each target's "
+            "candidates ranked on their own; not with --tokens or --items)",
+        )
         parser.add_argument("--ballots", type=int, required=True, help="n_b")
         parser.add_argument("--alpha", type=float, required=True)
         parser.add_argument("--m", type=int, required=True, help="comparisons per item (M)")
@@ -51,11 +57,15 @@ class Command(BaseCommand):
         parser.add_argument("--open", action="store_true", help="open ballot 1 now")
 
     def handle(self, *args, **o):
-        if not o["tokens"] and not o["items"]:
-            raise CommandError("give --tokens FILE, --items FILE, or both")
+        if not o["tokens"] and not o["items"] and not o["targets"]:
+            raise CommandError("give --tokens FILE, --items FILE (or both), or --targets FILE")
+        if o["targets"] and (o["tokens"] or o["items"]):
+            raise CommandError("--targets makes a target study: give it without --tokens/--items")
         limit = settings.MAX_UPLOAD_BYTES
         try:
             areas = None
+            if o["targets"]:
+                areas = importing.parse_targets(read_file(o["targets"], "targets"), max_bytes=limit)
             if o["tokens"]:
                 areas = importing.parse_tokens(read_file(o["tokens"], "tokens"), max_bytes=limit)
             if o["items"]:
@@ -77,7 +87,7 @@ class Command(BaseCommand):
                 m=o["m"], design=o["design"], design_options=_chosen_options(o),
                 estimator=o["estimator"], seed=o["seed"],
                 max_items_per_area=o["max_items_per_area"], allow_ties=not o["no_ties"],
-                auto_open=o["auto_open"], **extra,
+                auto_open=o["auto_open"], targets=bool(o["targets"]), **extra,
             )  # fmt: skip
         except importing.ImportFailed as exc:
             raise CommandError("\n".join(["the input was refused:", *exc.errors])) from None
