@@ -26,6 +26,7 @@ from typing import Any
 from django.db.models import Case, F, Max, QuerySet, Sum, When
 
 from collector.models import Ballot, Item, Study, Vote
+from collector.studies.designs import study_design
 
 VOTES_HEADER = [
     "ballot",
@@ -69,8 +70,8 @@ def require_finished(study: Study) -> None:
 
 
 def ballots_run(study: Study) -> int:
-    """How many ballots the finished study ran (n_b, or one for a one-ballot design)."""
-    return study.ballots.count()
+    """How many ballots the study runs: n_b, or one for a one-ballot design."""
+    return study_design(study).ballot_count(study.n_ballots)
 
 
 def ranking_header(study: Study) -> list[str]:
