@@ -3,9 +3,10 @@
 A ballot of 100,000 items with M = 20 holds a million comparisons, so nothing here builds model
 instances per row: rows travel through PostgreSQL's ``COPY``, and updates are one statement over
 ``unnest`` of array literals. A new study's rows get their ids beforehand
-(:func:`allocate_ids`) and skip the per-row foreign-key checks when allowed
-(:func:`rows_of_this_transaction`). These helpers hold no business rules: the lifecycle decides
-what to write and when.
+(:func:`allocate_ids`), so nothing is read back after a COPY. The foreign keys of the rows copied
+in are checked row by row, except the comparisons': they have no database constraints (migration
+0005), so a ballot of a million comparisons costs no per-row check. These helpers hold no
+business rules: the lifecycle decides what to write and when.
 """
 
 from __future__ import annotations
