@@ -26,7 +26,7 @@ ARCHIVED_ARE_PAUSED = (
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("collector", "0010_pooled_fit"),
+        ("collector", "0011_design_options"),
     ]
 
     operations = [
