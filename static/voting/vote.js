@@ -149,14 +149,20 @@
     showMessage(T.unreachable, true);
   }
 
+  // Whether the element shows a keyboard focus ring (a browser without :focus-visible: no).
+  function ringShown(el) {
+    try { return el.matches(":focus-visible"); } catch (e) { return false; }
+  }
+
   function answer(choice) {
     if (busy || !state.comparison) return;
     if (choice === "tie" && !hasTie) return;
     // A keyboard user's place (a button with a visible focus ring) comes back with the next pair;
     // after a click or a tap the focus goes, so no ring is left that looks like a choice.
     var active = document.activeElement;
-    var focused = buttons.indexOf(active) >= 0 && active.matches(":focus-visible") ? active : null;
-    if (!focused && buttons.indexOf(active) >= 0) active.blur();
+    var onButton = buttons.indexOf(active) >= 0;
+    var focused = onButton && ringShown(active) ? active : null;
+    if (onButton && !focused) active.blur();
     setBusy(true);
     pending = {
       comparison_id: state.comparison.id,
