@@ -26,7 +26,7 @@ ARCHIVED_ARE_PAUSED = (
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("collector", "0011_design_options"),
+        ("collector", "0012_target_studies"),
     ]
 
     operations = [
