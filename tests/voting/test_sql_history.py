@@ -151,7 +151,7 @@ def installed_vote_functions() -> list[str]:
 
 def test_migration_0011_reverses_to_the_function_0009_shipped_and_forward_again(study):
     assert installed_vote_functions() == ["collector_vote_v4"]
-    v4 = importlib.import_module("collector.migrations.0011_vote_function_v4").Migration
+    v4 = importlib.import_module("collector.migrations.0013_vote_function_v4").Migration
     (before,) = v4.dependencies  # the migration just before it
     call_command("migrate", *before, verbosity=0)
     assert installed_vote_functions() == ["collector_vote_v3"]
