@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from collector.csv_cells import csv_lines
 from collector.models import Evaluation, Study
-from collector.staff.exports import csv_lines
 
 METRICS = ("rho_w", "tau_w", "rho", "tau")
 CSV_HEADER = [

@@ -22,9 +22,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import render
 
 import ranking
+from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
 from collector.staff.access import download, get_study, staff_required, visible_studies
-from collector.staff.exports import csv_lines
 from collector.studies import bulk_sql
 from collector.studies.creating import Purpose, study_rng
 

@@ -37,6 +37,7 @@ urlpatterns = [
         name="staff-ballot-close",
     ),
     path("staff/<slug:slug>/ranking.csv", staff.ranking_csv, name="staff-ranking-csv"),
+    path("staff/<slug:slug>/ranking.jsonl", staff.ranking_jsonl, name="staff-ranking-jsonl"),
     path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
     path("staff/<slug:slug>/items.csv", staff.items_csv, name="staff-items-csv"),
     path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),

@@ -106,6 +106,16 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
 
 
 @staff_required
+def ranking_jsonl(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    try:
+        lines = exports.ranking_jsonl(study)
+    except exports.NotFinished as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain")
+    return download(lines, f"{study.slug}-ranking.jsonl", "application/jsonl")
+
+
+@staff_required
 def votes_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
     return download(exports.votes_csv(study), f"{study.slug}-votes.csv")

@@ -142,28 +142,6 @@ def test_the_demo_is_idempotent_and_prints_where_to_go():
     assert user.is_staff and user.check_password(password)
 
 
-def test_exports_neutralise_spreadsheet_formulas_in_tokens_and_areas(monkeypatch, tmp_path):
-    tokens = (
-        "area,token\n"
-        '=cmd,"=HYPERLINK(""http://x"")"\n'
-        "=cmd,+cmd|' /C calc'!A0\n"
-        "=cmd,@SUM(1)\n"
-        "=cmd,plain\n"
-    )
-    study = make_study(tokens=tokens, n_ballots=1, auto_open=True)
-    finish_in_process(study, monkeypatch)
-    _header, rows = read_csv(export("export_ranking", study, tmp_path))
-    cells = {r["token_a"] for r in rows} | {r["token_b"] for r in rows} | {r["area"] for r in rows}
-    assert cells == {
-        '\'=HYPERLINK("http://x")',
-        "'+cmd|' /C calc'!A0",
-        "'@SUM(1)",
-        "plain",
-        "'=cmd",
-    }
-    assert all(float(r["score"]) == float(r["score"]) for r in rows)  # numbers stay numbers
-
-
 def test_the_items_export_lists_every_item_at_any_time_and_votes_carry_their_tokens(
     client, tmp_path
 ):
