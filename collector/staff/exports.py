@@ -29,7 +29,7 @@ from typing import Any
 from django.db.models import Case, F, Max, QuerySet, Sum, When
 
 from collector.csv_cells import csv_lines
-from collector.models import Ballot, Item, Study, Vote
+from collector.models import Ballot, Item, Study, VoidedVote, Vote
 
 VOTES_HEADER = [
     "ballot",
@@ -225,7 +225,9 @@ def progress_counts() -> dict[str, Any]:
 
 
 def progress(study: Study) -> list[dict[str, Any]]:
-    """Each ballot with its comparisons answered / total (void ones excluded) and voters."""
+    """Each ballot with its comparisons answered / total (void ones excluded), the comparisons
+    voided by an early close (``voided``), the votes voided by excluding their voters
+    (``votes_voided``, what the exclusion's message counts) and its voters."""
     from django.db.models import Count
 
     ballots: list[Any] = list(
@@ -237,12 +239,19 @@ def progress(study: Study) -> list[dict[str, Any]]:
         .annotate(n=Count("voter_id", distinct=True))
         .values_list("ballot_id", "n")
     )
+    votes_voided = dict(
+        VoidedVote.objects.filter(ballot__study=study)
+        .values("ballot_id")
+        .annotate(n=Count("id"))
+        .values_list("ballot_id", "n")
+    )
     return [
         {
             "ballot": b,
             "answered": b.answered,
             "total": b.total,
             "voided": b.voided,
+            "votes_voided": votes_voided.get(b.pk, 0),
             "voters": voters.get(b.pk, 0),
         }
         for b in ballots
