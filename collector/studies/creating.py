@@ -123,13 +123,37 @@ def preview_study(
             for n, m_k in plan_ballots(n_items, n_ballots, alpha, m, design)
         ],
         "warnings": study_plan.warnings if design == Study.Design.ADAPTIVE else [],
-        # The warnings get their own box on the page.
-        "text": plan_text(study_plan, design, warnings=False),
+        # The page shows the ballots as a table, the totals under it, the warnings in a box.
+        "totals": plan_totals(study_plan, design),
     }
 
 
-def plan_text(study_plan: ranking.StudyPlan, design: str, *, warnings: bool = True) -> str:
-    body = str(study_plan) if warnings else study_plan.summary()
+def plan_totals(study_plan: ranking.StudyPlan, design: str) -> list[tuple[str, str]]:
+    """The plan's totals, as (what, value) lines: the page's ballot table shows the rest."""
+    p = study_plan
+    if design == Study.Design.UNIFORM:
+        return [
+            ("Comparisons in all", f"{p.uniform_comparisons:,} (M = {p.uniform_m} per item)"),
+            (
+                "The adaptive plan's budget",
+                f"{p.total_comparisons:,} comparisons in {p.n_ballots} ballots "
+                f"(alpha = {p.alpha:g}, M = {p.m}, M_top = {p.m_top})",
+            ),
+        ]
+    return [
+        ("Comparisons in all (Eq. 3)", f"{p.total_comparisons:,}"),
+        ("M_top = n_b × M (Eq. 4)", str(p.m_top)),
+        ("M_unif = 2 N_comp / N_items", f"{p.m_unif:.2f}"),
+        (
+            "Uniform design, same budget",
+            f"M = {p.uniform_m} ({p.uniform_comparisons:,} comparisons)",
+        ),
+    ]
+
+
+def plan_text(study_plan: ranking.StudyPlan, design: str) -> str:
+    """The plan with its warnings as text (the commands print it, the study page shows it)."""
+    body = str(study_plan)
     if design == Study.Design.UNIFORM:
         return (
             f"Uniform design: one ballot of all {study_plan.n_items} items, "
