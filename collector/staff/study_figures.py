@@ -233,7 +233,7 @@ def response_times(study: Study) -> StudyFigure | None:
     times: dict[int, list[float]] = {v["voter_id"]: [] for v in busiest}
     shown = Vote.objects.filter(voter_id__in=list(times), response_ms__isnull=False)
     for voter, ms in shown.values_list("voter_id", "response_ms"):
-        times[voter].append(max(ms, 1) / 1000)
+        times[voter].append(max(ms or 0, 1) / 1000)  # never None here (filtered)
     if len(timed) > len(busiest):
         who = f"the {len(busiest)} most active of {len(timed)} voters"
     else:

@@ -22,7 +22,6 @@ urlpatterns = [
     path("staff/<slug:slug>/", staff.study_detail, name="staff-study"),
     # Managing a study (collector.staff.managing).
     path("staff/<slug:slug>/edit/", managing.study_edit, name="staff-study-edit"),
-    path("staff/<slug:slug>/duplicate/", managing.study_duplicate, name="staff-study-duplicate"),
     path("staff/<slug:slug>/pause/", managing.study_pause, name="staff-study-pause"),
     path("staff/<slug:slug>/resume/", managing.study_resume, name="staff-study-resume"),
     path("staff/<slug:slug>/archive/", managing.study_archive, name="staff-study-archive"),
