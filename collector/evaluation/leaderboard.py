@@ -44,7 +44,9 @@ def _interval(block: Any, metric: str, bounds: tuple[float, float]) -> tuple[Any
     high = _get(block, "bootstrap", metric, "basic_high")
     if low is None or high is None:
         return None, None
-    return max(bounds[0], low), min(bounds[1], high)
+    # Both ends within the metric's range (a point at -1 can put the basic upper end below it).
+    least, most = bounds
+    return min(max(low, least), most), min(max(high, least), most)
 
 
 def row(evaluation: Evaluation) -> dict[str, Any]:

@@ -234,10 +234,14 @@ def response_times(study: Study) -> StudyFigure | None:
     shown = Vote.objects.filter(voter_id__in=list(times), response_ms__isnull=False)
     for voter, ms in shown.values_list("voter_id", "response_ms"):
         times[voter].append(max(ms or 0, 1) / 1000)  # never None here (filtered)
+    untimed = len(counted) - len(timed)
+    timed_only = " with response times" if untimed else ""
     if len(timed) > len(busiest):
-        who = f"the {len(busiest)} most active of {len(timed)} voters"
+        who = f"the {len(busiest)} most active of {len(timed)} voters{timed_only}"
+    elif len(busiest) == 1:
+        who = f"the one voter{timed_only}"
     else:
-        who = "the one voter" if len(busiest) == 1 else f"all {len(busiest)} voters"
+        who = f"all {len(busiest)} voters{timed_only}"
     title = f"{study.name}: response times of {who}"
     fig, ax = _figure(title, (6.4, 4.2))
     ax.boxplot([times[v["voter_id"]] for v in busiest], showfliers=False)
@@ -253,11 +257,9 @@ def response_times(study: Study) -> StudyFigure | None:
     medians = sorted(float(np.median(times[v["voter_id"]])) for v in busiest)
     counts = ", ".join(str(v["n"]) for v in busiest[:5]) + (", ..." if len(busiest) > 5 else "")
     text = (
-        f"Box plots of the response times of {who} with timed votes (log scale), most votes "
-        f"first ({counts} votes); their medians run from {medians[0]:.1f} s to "
-        f"{medians[-1]:.1f} s."
+        f"Box plots of the response times of {who} (log scale), most votes first ({counts} "
+        f"votes); their medians run from {medians[0]:.1f} s to {medians[-1]:.1f} s."
     )
-    untimed = len(counted) - len(timed)
     if untimed:
         text += (
             f" {untimed} other voter{'s have' if untimed != 1 else ' has'} no response time "

@@ -79,6 +79,8 @@ def test_a_model_below_chance_reads_below_chance(client, simulated, tmp_path):
     pk = evaluate(simulated, reversed_scores(simulated, tmp_path))
     row = client.get("/staff/sim/models/leaderboard.json").json()["models"][0]
     assert row["z_rho_w"] < -1 and row["z_rho_w_text"] == f"{-row['z_rho_w']:.1f} sd below chance"
+    for metric in ("rho_w", "tau_w", "rho", "tau"):  # intervals within the metric's range
+        assert -1 <= row[f"{metric}_low"] <= row[f"{metric}_high"] <= 1, (metric, row)
     page = client.get(f"/staff/sim/models/{pk}/").content.decode()
     assert f"the model is {-row['z_rho_w']:.1f} sd below chance" in page
     assert "sd above" not in page and f"{row['z_rho_w']:.1f} sd" not in page

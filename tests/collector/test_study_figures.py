@@ -95,7 +95,9 @@ def test_the_response_times_plot_the_most_active_timed_voters_and_say_how_many(m
     monkeypatch.setattr(study_figures, "VOTERS_SHOWN", 3)
     figure = study_figures.response_times(study)
     assert figure is not None
-    assert figure.title.endswith("response times of the 3 most active of 5 voters")
+    assert figure.title.endswith(
+        "response times of the 3 most active of 5 voters with response times"
+    )
     labels = [t.get_text() for t in figure.figure.axes[0].get_xticklabels()]
     pseudonyms = dict(Voter.objects.values_list("participant", "pseudonym"))
     assert labels == [
@@ -107,5 +109,5 @@ def test_the_response_times_plot_the_most_active_timed_voters_and_say_how_many(m
     assert "8 other voters have no response time (simulated votes" in figure.text
     monkeypatch.setattr(study_figures, "VOTERS_SHOWN", 30)
     figure = study_figures.response_times(study)
-    assert figure.title.endswith("response times of all 5 voters")
+    assert figure.title.endswith("response times of all 5 voters with response times")
     assert len(figure.figure.axes[0].get_xticklabels()) == 5
