@@ -26,7 +26,8 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from django.db.models import Case, F, Max, QuerySet, Sum, When
+from django.db.models import Case, Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum, When
+from django.db.models.functions import Coalesce
 
 from collector.csv_cells import csv_lines
 from collector.models import Ballot, Item, Study, VoidedVote, Vote
@@ -215,8 +216,6 @@ def votes_csv(study: Study) -> Iterator[str]:
 def progress_counts() -> dict[str, Any]:
     """A ballot's progress as annotations of Ballot rows: ``total`` comparisons (void ones
     excluded), ``answered`` and ``voided``."""
-    from django.db.models import Count, Q
-
     return {
         "total": Count("comparisons", filter=~Q(comparisons__status="void")),
         "answered": Count("comparisons", filter=Q(comparisons__status="answered")),
@@ -228,21 +227,21 @@ def progress(study: Study) -> list[dict[str, Any]]:
     """Each ballot with its comparisons answered / total (void ones excluded), the comparisons
     voided by an early close (``voided``), the votes voided by excluding their voters
     (``votes_voided``, what the exclusion's message counts) and its voters."""
-    from django.db.models import Count
-
+    voided_votes = (
+        VoidedVote.objects.filter(ballot=OuterRef("pk"))
+        .values("ballot")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     ballots: list[Any] = list(
-        Ballot.objects.filter(study=study).annotate(**progress_counts()).order_by("number")
+        Ballot.objects.filter(study=study)
+        .annotate(**progress_counts(), votes_voided=Coalesce(Subquery(voided_votes), 0))
+        .order_by("number")
     )
     voters = dict(
         Vote.objects.filter(ballot__study=study)
         .values("ballot_id")
         .annotate(n=Count("voter_id", distinct=True))
-        .values_list("ballot_id", "n")
-    )
-    votes_voided = dict(
-        VoidedVote.objects.filter(ballot__study=study)
-        .values("ballot_id")
-        .annotate(n=Count("id"))
         .values_list("ballot_id", "n")
     )
     return [
@@ -251,7 +250,7 @@ def progress(study: Study) -> list[dict[str, Any]]:
             "answered": b.answered,
             "total": b.total,
             "voided": b.voided,
-            "votes_voided": votes_voided.get(b.pk, 0),
+            "votes_voided": b.votes_voided,
             "voters": voters.get(b.pk, 0),
         }
         for b in ballots
