@@ -38,8 +38,11 @@ def page_figure(page: str, label: str) -> float:
 def test_the_crowd_page_shows_the_fitted_noise_and_offers_the_crowd_file(client, monkeypatch):
     # simulate_votes answers as the paper's voters (ranking.SimulatedCrowd): sigma* ~ U[0.02, 0.2]
     # (mean 0.11) and eps ~ U[0.005, 0.05] (mean 0.0275); 105 items, M = 20, 2 ballots and 20
-    # voters give about 1,600 votes, enough to find them again. Observed (seed 1): sigma* mean
-    # 0.097, eps mean 0.056; with the votes shuffled off their pairs, 0.961 and 0.24.
+    # voters give 1,580 votes, enough to find them again. Which voter answers which comparison
+    # depends on the voters' ids, so the figures vary with the database; observed over 7 runs
+    # with the ids shifted: sigma* means 0.092-0.125, eps means 0.029-0.056. The same votes
+    # shuffled off their pairs answer at random: eps means 0.24-0.50 (sigma* anywhere from 0.07
+    # to 0.96, so only eps tells them apart).
     study = finished_study(
         monkeypatch, created_by=staff_user(client), slug="known", n_tokens=15, m=20,
         simulation={"voters": 20, "seed": 1},
@@ -65,7 +68,7 @@ def test_the_crowd_page_shows_the_fitted_noise_and_offers_the_crowd_file(client,
     cache.clear()  # the fit is cached by the vote counts, which a shuffle keeps
     shuffled = client.get("/staff/known/crowd/").content.decode()
     noisy = page_figure(shuffled, "σ* (nonconformity)"), page_figure(shuffled, "ε (distraction)")
-    assert noisy[0] >= 0.4 and noisy[1] >= 0.15, noisy
+    assert noisy[1] >= 0.15, noisy
 
 
 def test_a_fit_without_spread_says_one_value_for_every_voter(client):
