@@ -145,6 +145,8 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Served at the site's root: /favicon.ico, which browsers ask for on pages that link no icon.
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
