@@ -9,8 +9,9 @@ are counted in the cache every node is configured with (``CACHE_URL``).
 
 How HAProxy routes around a node that dies:
 
-- health checks: ``GET /healthz`` every ``CHECK_INTERVAL_MS`` ms; 2 failures mark the node DOWN,
-  2 successes bring it back UP;
+- health checks: ``GET /healthz`` every ``CHECK_INTERVAL_MS`` ms, each given 5 s to answer (a
+  node busy with votes answers late; a check timing out after half a second took healthy nodes
+  out under load); 3 failures mark the node DOWN, 2 successes bring it back UP;
 - a refused connection to a node marks it DOWN at once (``observe layer4``) and the request goes
   to another node (``option redispatch``, ``retry-on conn-failure``);
 - a connection the node closes without an answer (killed mid-request) is retried on another
@@ -40,7 +41,7 @@ from collector.rehearsal.processes import BIN, Service, ServiceError, wait_until
 __all__ = ["HAProxy", "HAProxyMissing", "WebTier", "find_haproxy", "granian_command"]
 
 DEBIAN_HAPROXY = "/usr/sbin/haproxy"
-CHECK_INTERVAL_MS = 500
+CHECK_INTERVAL_MS = 1000
 HEALTH_PATH = "/healthz"
 
 
@@ -78,7 +79,7 @@ class HAProxy(Service):
                          workdir / "haproxy.log")  # fmt: skip
 
     def config_text(self) -> str:
-        check = (f"check inter {CHECK_INTERVAL_MS} fall 2 rise 2 "
+        check = (f"check inter {CHECK_INTERVAL_MS} fall 3 rise 2 "
                  "observe layer4 error-limit 1 on-error mark-down")  # fmt: skip
         return "\n".join(
             [
@@ -102,6 +103,9 @@ class HAProxy(Service):
                 "    timeout server 60s",
                 "    timeout http-keep-alive 60s",
                 "    timeout http-request 30s",
+                # A busy node answers its check late, not never: the check waits for it (a dead
+                # node refuses the connection at once).
+                "    timeout check 5s",
                 "",
                 "frontend voters",
                 f"    bind 127.0.0.1:{self.port}",
