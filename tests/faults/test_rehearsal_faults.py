@@ -26,7 +26,7 @@ import ranking
 from tests.faults.services import BIN, ROOT, Stack, free_port
 
 N_ITEMS, M, ALPHA, N_BALLOTS = 45, 10, 0.5, 3
-VOTES = sum(ranking.comparisons_per_ballot(N_ITEMS, ALPHA, N_BALLOTS, M))
+VOTES = sum(ranking.protocol.comparisons_per_ballot(N_ITEMS, ALPHA, N_BALLOTS, M))
 
 
 @pytest.fixture
