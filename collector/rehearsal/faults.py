@@ -294,9 +294,13 @@ def format_fault(r: dict[str, Any]) -> str:
             )
     else:
         closing = r["closing_at_kill"]
-        text = (f"Celery worker (pid {r['pid']}) killed at {r['killed_at']} s with "
-                f"{'ballot(s) ' + str(closing) if closing else 'no ballot'} closing; a new worker "
-                f"(pid {r['new_pid']}) ready at {r['new_worker_ready_at']} s")  # fmt: skip
+        what = (
+            "ballots closing unknown (the database did not answer)" if closing is None
+            else f"ballot(s) {closing} closing" if closing else "no ballot closing"
+        )  # fmt: skip
+        text = (f"Celery worker (pid {r['pid']}) killed at {r['killed_at']} s with {what}; a "
+                f"new worker (pid {r.get('new_pid')}) ready at "
+                f"{r.get('new_worker_ready_at')} s")  # fmt: skip
         closes = ", ".join(f"ballot {c['ballot']} closing at {c['closing_at']} s, closed at "
                            f"{c['closed_at']} s" for c in r.get("closed_after", []))  # fmt: skip
         text += f"; closes after the kill: {closes or 'none'}"
