@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from ranking import InputFileError, detect_gold_format, read_gold
+from ranking import InputFileError, read_gold
+from ranking.files import detect_gold_format
 
 
 def write(tmp_path, records: list[dict]) -> str:
