@@ -12,7 +12,8 @@ from django.core.management import call_command
 
 from collector import jobs
 from collector.models import Ballot, Study
-from collector.studies import creating, lifecycle
+from collector.staff import exports
+from collector.studies import lifecycle
 from tests.factories import make_study, tokens_csv
 
 __all__ = ["finished_study", "make_study", "staff_user"]
