@@ -15,7 +15,11 @@ the web application call. For every model it reports, on all items and per area:
   unscored item last, tied among themselves;
 - retrieval (:mod:`ranking.retrieval`), agreement with the raw votes
   (:mod:`ranking.vote_agreement`) and the voter bootstrap (:mod:`ranking.bootstrap`) when
-  the study's votes are given; with two or more models also their paired comparison.
+  the study's votes are given; with two or more models also their paired comparison;
+- for a target gold (a target study's ranking, grouped gold) per target instead of per area
+  (``targets``), their ``macro`` mean (:mod:`ranking.evaluation.targets`) and, with binary
+  comparisons (given, or from the votes), Avraham & Goldberg's score ``ag_score``
+  (:mod:`ranking.evaluation.comparisons`).
 
 Ranks: gold rank 1 is the most related item; model ranks come from the scores, highest
 first, and equal scores share their mid-rank (the mean of the ranks they span:
@@ -29,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -36,9 +41,11 @@ import numpy.typing as npt
 
 from .._validation import FloatArray, IntArray, check_generator, check_int
 from ..ballots.replay import StudyVotes, rescore
+from ..files.comparisons import BinaryComparisons
 from ..files.gold import GoldStandard
 from ..files.model_scores import PairScorer, ScoreTable, item_scores, pair_scorer_for
 from ..protocol.closing import ESTIMATORS
+from . import targets as per_target
 from .agreement import crowd_certainty, vote_agreement, vote_outcomes
 from .bootstrap import (
     ELEMENTS_PER_CHUNK,
@@ -46,9 +53,11 @@ from .bootstrap import (
     default_workers,
     interval,
     paired_comparison,
+    scope_key,
     voter_bootstrap,
 )
-from .retrieval import retrieval_metrics
+from .comparisons import ag_resampler, ag_score, comparisons_from_votes
+from .retrieval import retrieval_metrics, target_retrieval
 from .tied_metrics import METRIC_NAMES, mid_ranks, rank_correlations, rank_rows
 
 __all__ = [
@@ -121,13 +130,15 @@ def chance_baseline(
 def scopes_of(
     gold: GoldStandard, scores: FloatArray, missing: MissingPolicy, *, areas: bool = True
 ) -> list[Scope]:
-    """The evaluated items and model ranks for all items, then for every area (sorted)."""
+    """The evaluated items and model ranks for all items, then for every area (sorted), or
+    every target of a target gold (sorted)."""
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
     groups: list[tuple[str | None, IntArray]] = [(None, np.arange(gold.n_items))]
-    if areas and gold.areas is not None:
-        labels = np.asarray(gold.areas)
-        for area in sorted(set(gold.areas)):
+    named = gold.targets if gold.targets is not None else gold.areas
+    if areas and named is not None:
+        labels = np.asarray(named)
+        for area in sorted(set(named)):
             groups.append((area, np.flatnonzero(labels == area)))
     scopes = []
     for name, members in groups:
@@ -213,6 +224,7 @@ def evaluate(
     estimator: str = "auto",
     progress: Progress | None = None,
     workers: int | None = None,
+    comparisons: BinaryComparisons | None = None,
 ) -> dict[str, Any]:
     """Evaluate one or more models against a gold ranking (see the module docstring).
 
@@ -246,19 +258,29 @@ def evaluate(
     workers : int, optional
         Threads for the vectorised metrics (default :func:`ranking.bootstrap.
         default_workers`); the result does not depend on it.
+    comparisons : BinaryComparisons, optional
+        A target gold's binary comparisons (:func:`ranking.files.read_comparisons`) for
+        ``ag_score``; without them a target gold's votes give them (and the score's voter
+        bootstrap interval).
 
     Returns
     -------
     dict
         JSON-ready (NaN as None). The first model's results at the top level (``n``,
         ``coverage``, ``oov``, ``rho_w``, ``tau_w``, ``rho``, ``tau``, ``chance``, ``z``,
-        ``areas``, ``retrieval``, ``votes``, ``bootstrap``), every model's under ``models``,
-        and ``paired`` comparisons when a bootstrap ran over two or more models.
+        ``areas``, ``retrieval``, ``votes``, ``bootstrap``; for a target gold ``targets``
+        instead of ``areas``, ``macro`` and, with comparisons or votes, ``ag_score``,
+        ``ag_comparisons`` and, with kinds, ``ag_types``), every model's under ``models``, and
+        ``paired`` comparisons when a bootstrap ran over two or more models.
     """
     gen = check_generator(rng)
     count = check_int(resamples, "resamples", minimum=0)
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    if comparisons is not None and gold.targets is None:
+        raise ValueError("binary comparisons need a target gold (a target study's ranking)")
+    if votes is not None and gold.groups is not None and votes.groups is None:
+        votes = replace(votes, groups=gold.groups)  # rescored per target, as the study was
     models = _named_models(model_scores)
     permutations = chance_permutations or default_chance_permutations(gold.n_items)
     total = len(models) + (count if votes is not None else 0)
@@ -270,10 +292,10 @@ def evaluate(
             progress(done, total)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        reports, all_scopes, outcomes = _model_reports(
+        reports, all_scopes, outcomes, scored = _model_reports(
             gold, models, pool, n0=n0, missing=missing, rng=gen, permutations=permutations,
             votes=votes, certainty=certainty, retrieval_alpha=retrieval_alpha,
-            done=model_done,
+            done=model_done, comparisons=comparisons,
         )  # fmt: skip
     done = len(models)
     result: dict[str, Any] = {
@@ -302,11 +324,26 @@ def evaluate(
                 if progress is not None:
                     progress(offset + finished, total)
 
+            statistics = None
+            if gold.groups is not None and comparisons is None:
+                statistics = {
+                    name: {
+                        "ag_score": ag_resampler(
+                            votes, scores, groups=gold.groups, kinds=gold.kinds, missing=missing
+                        )
+                    }
+                    for name, scores in scored.items()
+                }
             samples = voter_bootstrap(
                 votes, all_scopes, gen, resamples=count, n0=n0,
                 estimator=study["estimator"], vote_outcomes=outcomes, certainty=certainty,
-                progress=step, workers=threads,
+                vote_statistics=statistics, progress=step, workers=threads,
             )  # fmt: skip
+            if gold.targets is not None:
+                for name, report in reports.items():
+                    samples[name]["macro"] = per_target.macro_samples(
+                        samples[name], report["targets"]
+                    )
             estimates = {name: _points(report) for name, report in reports.items()}
             for name, report in reports.items():
                 _attach_intervals(report, samples[name], estimates[name])
@@ -336,13 +373,21 @@ def _model_reports(
     certainty: FloatArray | None,
     retrieval_alpha: float | None,
     done: Callable[[int], None],
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[Scope]], dict[str, FloatArray]]:
-    """Point metrics, chance, retrieval and vote agreement of every model (no bootstrap)."""
+    comparisons: BinaryComparisons | None,
+) -> tuple[
+    dict[str, dict[str, Any]], dict[str, list[Scope]], dict[str, FloatArray], dict[str, FloatArray]
+]:
+    """Point metrics, chance, retrieval, vote agreement and, for a target gold, the targets,
+    their macro mean and the A&G score of every model (no bootstrap)."""
+    groups = gold.groups
+    if groups is not None and comparisons is None and votes is not None:
+        comparisons = comparisons_from_votes(votes)
     reports: dict[str, dict[str, Any]] = {}
     all_scopes: dict[str, list[Scope]] = {}
     outcomes: dict[str, FloatArray] = {}
+    scored: dict[str, FloatArray] = {}
     for name, model in models.items():
-        scores = item_scores(model, gold)
+        scores = scored[name] = item_scores(model, gold)
         scopes = scopes_of(gold, scores, missing)
         all_scopes[name] = scopes
         children = rng.spawn(len(scopes))  # one chance generator per scope, in order
@@ -354,7 +399,19 @@ def _model_reports(
         ]
         points = [job.result() for job in jobs]
         report = {"name": name, **points[0]}
-        if gold.areas is not None:
+        per_target_retrieval = None
+        if gold.targets is not None:
+            if retrieval_alpha is not None:
+                pooled, per_target_retrieval = target_retrieval(gold, scores, alpha=retrieval_alpha)
+                if gold.format != "grouped":  # grouped gold keeps its retrieval (below)
+                    report["retrieval"] = pooled
+            report["targets"] = per_target.target_entries(points[1:], per_target_retrieval)
+            report["macro"] = per_target.macro(report["targets"])
+            if comparisons is not None and groups is not None:
+                report.update(
+                    ag_score(comparisons, scores, groups=groups, kinds=gold.kinds, missing=missing)
+                )
+        elif gold.areas is not None:
             report["areas"] = points[1:]
         vocabulary = getattr(model, "out_of_vocabulary", None)
         if vocabulary is not None:
@@ -362,7 +419,7 @@ def _model_reports(
             missing_tokens = vocabulary(tokens)
             report["oov_tokens"] = len(missing_tokens) / len(tokens)
             report["oov_token_examples"] = missing_tokens[:20]
-        if retrieval_alpha is not None:
+        if retrieval_alpha is not None and "retrieval" not in report:
             scorer = pair_scorer_for(model, gold, scores)
             report["retrieval"] = retrieval_metrics(gold, scorer, scores, alpha=retrieval_alpha)
         if votes is not None:
@@ -370,7 +427,7 @@ def _model_reports(
             report["votes"] = vote_agreement(votes, scores, certainty=certainty)
         reports[name] = report
         done(len(reports))
-    return reports, all_scopes, outcomes
+    return reports, all_scopes, outcomes, scored
 
 
 def _named_models(model_scores: Model | Mapping[str, Model]) -> dict[str, Model]:
@@ -384,7 +441,13 @@ def _named_models(model_scores: Model | Mapping[str, Model]) -> dict[str, Model]
 def _points(report: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
     points: dict[str, dict[str, float | None]] = {"": {m: report[m] for m in METRIC_NAMES}}
     for area in report.get("areas", []):
-        points[area["area"]] = {m: area[m] for m in METRIC_NAMES}
+        points[scope_key(area["area"])] = {m: area[m] for m in METRIC_NAMES}
+    for target in report.get("targets", []):
+        points[scope_key(target["target"])] = {m: target[m] for m in METRIC_NAMES}
+    if "macro" in report:
+        points["macro"] = {m: report["macro"][m] for m in METRIC_NAMES}
+    if "ag_score" in report:
+        points["statistics"] = {"ag_score": report["ag_score"]}
     if report.get("votes"):
         points["votes"] = {
             "agreement": report["votes"]["agreement"],
@@ -403,7 +466,11 @@ def _attach_intervals(
 
     report["bootstrap"] = {"kind": "voters", **block("")}
     for area in report.get("areas", []):
-        area["bootstrap"] = block(area["area"])
+        area["bootstrap"] = block(scope_key(area["area"]))
+    if "targets" in report:
+        per_target.attach_intervals(report, samples)
+    if "statistics" in samples and "ag_score" in report:
+        report["ag_bootstrap"] = block("statistics")["ag_score"]
     if "votes" in samples and report.get("votes"):
         report["votes"]["bootstrap"] = block("votes")
 
