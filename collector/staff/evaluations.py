@@ -54,6 +54,7 @@ def evaluation_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "evaluation": evaluation,
         "row": leaderboard.row(evaluation),
         "areas": leaderboard.areas(evaluation),
+        "targets": leaderboard.targets(evaluation),
     }
     if evaluation.status == Evaluation.Status.DONE:
         svg = figures.rank_scatter(evaluation, "svg").decode()

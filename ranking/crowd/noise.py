@@ -32,6 +32,7 @@ from scipy.stats import rankdata
 
 from .._validation import FloatArray, IntArray, check_comparisons, check_generator, check_int
 from ..protocol.bradley_terry import bradley_terry
+from ..protocol.scores import group_members
 from .grid import EPS_GRID, SIGMA_GRID, fit_voters, vote_rows
 from .model import CrowdModel, reference_relatedness
 from .voters import SimulatedCrowd
@@ -180,8 +181,9 @@ def _placed(
     if groups is None:
         return _rank_relatedness(score, reference_relatedness(reference, score.size))
     a = np.empty(score.size)
-    for g in np.unique(groups):
-        members = np.flatnonzero(groups == g)
+    for members in group_members(groups):
+        if members.size == 0:
+            continue
         if members.size == 1:  # nothing to order: the distribution's median
             a[members] = float(np.median(reference_relatedness(reference, 2)))
             continue

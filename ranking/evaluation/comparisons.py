@@ -29,6 +29,7 @@ import numpy.typing as npt
 from .._validation import FloatArray, IntArray
 from ..ballots.replay import StudyVotes
 from ..files.comparisons import BinaryComparisons
+from ..protocol.scores import group_members
 
 __all__ = ["AG_TYPES", "ag_resampler", "ag_score", "comparisons_from_votes", "pair_counts"]
 
@@ -110,12 +111,13 @@ def _kind_pairs(
     numerator (1 per pair the model orders right, 0.5 per tie) and the number of pairs."""
     out = {}
     scored = ~np.isnan(values)
+    members = [m for m in group_members(groups) if m.size]
     for negative in _NEGATIVE:
         numerator, count = 0.0, 0
-        for g in np.unique(groups):
-            mine = (groups == g) & scored
-            positives = values[mine & (kind == "positive")]
-            others = np.sort(values[mine & (kind == negative)])
+        for mine in members:
+            mine = mine[scored[mine]]
+            positives = values[mine[kind[mine] == "positive"]]
+            others = np.sort(values[mine[kind[mine] == negative]])
             if positives.size == 0 or others.size == 0:
                 continue
             below = np.searchsorted(others, positives, side="left")

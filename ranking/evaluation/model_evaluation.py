@@ -45,6 +45,7 @@ from ..files.comparisons import BinaryComparisons
 from ..files.gold import GoldStandard
 from ..files.model_scores import PairScorer, ScoreTable, item_scores, pair_scorer_for
 from ..protocol.closing import ESTIMATORS
+from ..protocol.scores import group_members
 from . import targets as per_target
 from .agreement import crowd_certainty, vote_agreement, vote_outcomes
 from .bootstrap import (
@@ -137,9 +138,9 @@ def scopes_of(
     groups: list[tuple[str | None, IntArray]] = [(None, np.arange(gold.n_items))]
     named = gold.targets if gold.targets is not None else gold.areas
     if areas and named is not None:
-        labels = np.asarray(named)
-        for area in sorted(set(named)):
-            groups.append((area, np.flatnonzero(labels == area)))
+        names, label = np.unique(np.asarray(named), return_inverse=True)
+        for area, members in zip(names.tolist(), group_members(label.ravel()), strict=True):
+            groups.append((area, members))
     scopes = []
     for name, members in groups:
         items = members[np.isfinite(scores[members])] if missing == "skip" else members

@@ -34,6 +34,7 @@ import numpy as np
 from .._validation import FloatArray
 from ..files.gold import GoldStandard
 from ..files.model_scores import PairScorer
+from ..protocol.scores import group_members
 
 __all__ = ["HITS_AT", "MAX_PAIRS", "retrieval_metrics", "target_retrieval"]
 
@@ -160,11 +161,11 @@ def target_retrieval(
     if not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
     by_kind = gold.kinds is not None and "positive" in gold.kinds
-    labels = np.asarray(gold.targets)
+    groups = gold.groups
+    assert groups is not None
     per_target: dict[str, dict[str, Any]] = {}
     pooled: list[float] = []
-    for name in gold.target_names:
-        members = np.flatnonzero(labels == name)
+    for name, members in zip(gold.target_names, group_members(groups), strict=True):
         if by_kind:
             assert gold.kinds is not None
             positives = [i for i in members.tolist() if gold.kinds[i] == "positive"]

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ranking import GoldStandard, rescore
-from ranking.crowd import underlying_similarity
+from ranking import GoldStandard, fit_crowd, rescore
+from ranking.crowd import reference_relatedness, underlying_similarity
 from ranking.evaluate import main
 from ranking.evaluation import (
     ag_resampler,
@@ -355,3 +355,27 @@ def test_a_bad_comparisons_file_names_its_line(
     area_gold = GoldStandard.from_scores(["a", "b"], ["c", "d"], [1.0, 2.0])
     with pytest.raises(ValueError, match="need a target gold"):
         read_comparisons(path, area_gold)
+
+
+def test_the_crowd_fit_places_each_targets_candidates_on_the_distribution_by_their_own_rank(
+    target_study: tuple,
+) -> None:
+    _z, gold, votes = target_study
+    n = votes.n_items
+    args = (n, votes.pairs, votes.first_score, votes.voter, gold.scores, np.random.default_rng(0))
+    fit = fit_crowd(*args, groups=votes.groups, calibration=0)
+    pooled = fit_crowd(*args, calibration=0)
+    assert votes.groups is not None and gold.scores is not None
+    for g in np.unique(votes.groups):
+        mine = np.flatnonzero(votes.groups == g)
+        profile = reference_relatedness("exponential", mine.size)
+        # Each target spans the whole distribution: a candidate sits at its mid-rank within
+        # its target (below the model's cap of 0.9999).
+        rank = stats.rankdata(-gold.scores[mine], method="average")
+        expected = np.minimum(np.interp(rank - 1, np.arange(mine.size), profile), 0.9999)
+        assert fit.relatedness[mine] == pytest.approx(expected)
+    # In one pool the targets' candidates would share one distribution (a target's best is
+    # not at the top of it).
+    assert not np.allclose(np.sort(pooled.relatedness), np.sort(fit.relatedness))
+    with pytest.raises(ValueError, match="groups must have shape"):
+        fit_crowd(*args, groups=np.zeros(3), calibration=0)
