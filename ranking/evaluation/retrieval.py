@@ -13,9 +13,10 @@ graded gains.
 Target gold (a target study's ranking): per target, EvalRank's queries are the target and each of
 its *positives* (the candidates of kind ``positive``; without kinds in the gold, the top
 ``alpha`` share of the target's candidates by gold rank, at least one); the rank of a positive
-is its rank among all the target's candidates by the model's score (other positives included,
-as EvalRank ranks a pair against every other candidate). MRR and Hits@k per target, and pooled
-over every target's positives (:func:`target_retrieval`).
+is its rank by the model's score among itself and the target's other candidates that are not
+positives (the "filtered" rank of link prediction: another positive ranked above it is no
+error, so a model that puts every positive first scores 1 with any number of positives). MRR
+and Hits@k per target, and pooled over every target's positives (:func:`target_retrieval`).
 
 Ties: a target's rank is ``1 + (others scored higher) + (others scored equal) / 2``, the
 mean over random orders of the tied items; an item without a model score counts as scored
@@ -174,12 +175,15 @@ def target_retrieval(
             positives = members[np.argsort(gold.ranks[members], kind="stable")[:count]].tolist()
         if not positives or members.size < 2:
             continue
-        values = item_scores[members]
-        where = {int(i): p for p, i in enumerate(members.tolist())}
-        ranks = np.array([_rank_of(values, where[i]) for i in positives])
-        per_target[name] = {"positives": len(positives), **_summary(ranks)}
+        others = np.setdiff1d(members, positives)  # the filtered ranking: no other positive
+        values = np.concatenate([[np.nan], item_scores[others]])
+        ranks = []
+        for i in positives:
+            values[0] = item_scores[i]
+            ranks.append(_rank_of(values, 0))
+        per_target[name] = {"positives": len(positives), **_summary(np.asarray(ranks))}
         del per_target[name]["queries"]
-        pooled.extend(ranks.tolist())
+        pooled.extend(ranks)
     if not pooled:
         return None, per_target
     summary = {

@@ -197,7 +197,7 @@ def test_per_target_metrics_are_scipys_on_each_targets_candidates_and_macro_thei
         assert result["macro"][metric] == pytest.approx(np.mean([t[metric] for t in counted]))
 
 
-def test_mrr_and_hits_per_target_rank_each_positive_among_its_targets_candidates() -> None:
+def test_mrr_and_hits_per_target_rank_each_positive_among_its_targets_other_candidates() -> None:
     gold = GoldStandard(
         format="study",
         token_a=("cat",) * 5 + ("sun",) * 3,
@@ -210,13 +210,18 @@ def test_mrr_and_hits_per_target_rank_each_positive_among_its_targets_candidates
     model = np.array([0.9, 0.5, 0.7, 0.7, 0.1, 0.8, 0.3, 0.6])
     result = evaluate(gold, model, rng=np.random.default_rng(0), chance_permutations=20)
     cat, sun = result["targets"]
-    # cat: pet rank 1; animal behind pet, tied with rock: 1 + 1 + 1/2 = 2.5. sun: moon is 3rd.
-    assert cat["positives"] == 2 and cat["mrr"] == pytest.approx((1 + 1 / 2.5) / 2)
+    # cat: pet first; animal (pet, the other positive, left out) tied with rock: 1 + 1/2.
+    # sun: moon third, below star and tea.
+    assert cat["positives"] == 2 and cat["mrr"] == pytest.approx((1 + 1 / 1.5) / 2)
     assert (cat["hits@1"], cat["hits@3"]) == (0.5, 1.0)
     assert sun["mrr"] == pytest.approx(1 / 3) and sun["hits@1"] == 0.0 and sun["hits@3"] == 1.0
     pooled = result["retrieval"]
     assert pooled["positives"] == "kinds" and pooled["queries"] == 3 and pooled["targets"] == 2
-    assert pooled["mrr"] == pytest.approx((1 + 1 / 2.5 + 1 / 3) / 3)
+    assert pooled["mrr"] == pytest.approx((1 + 1 / 1.5 + 1 / 3) / 3)
+    # Every positive first: 1, whatever the number of positives.
+    best = np.array([0.9, 0.1, 0.8, 0.2, 0.0, 0.1, 0.9, 0.2])
+    perfect = evaluate(gold, best, rng=np.random.default_rng(0), chance_permutations=20)
+    assert perfect["retrieval"]["mrr"] == 1.0 and perfect["targets"][0]["hits@1"] == 1.0
 
 
 @pytest.fixture(scope="module")
