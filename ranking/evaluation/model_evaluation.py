@@ -149,38 +149,65 @@ def scopes_of(
 
 
 def _point_metrics(
-    gold: GoldStandard,
-    scores: FloatArray,
-    scope: Scope,
-    *,
-    n0: float,
-    rng: np.random.Generator,
-    permutations: int,
-) -> dict[str, Any]:
-    members = int(scope.members.size)
-    coverage = float(np.mean(np.isfinite(scores[scope.members]))) if members else math.nan
-    result: dict[str, Any] = {} if scope.name is None else {"area": scope.name}
-    result.update({"n": int(scope.items.size), "n_items": members, "coverage": coverage})
-    result["oov"] = 1.0 - coverage
-    if scope.items.size < 2:
+    gold: GoldStandard, scores: FloatArray, scopes: list[Scope], *, n0: float
+) -> list[dict[str, Any]]:
+    """Every scope's counts and metrics (the chance level is added by :func:`_with_chance`).
+    Scopes of one size are computed together, one row each: a target study's many small
+    targets cost a few vectorised calls, not one each."""
+    results = []
+    for scope in scopes:
+        members = int(scope.members.size)
+        coverage = float(np.mean(np.isfinite(scores[scope.members]))) if members else math.nan
+        result: dict[str, Any] = {} if scope.name is None else {"area": scope.name}
+        result.update({"n": int(scope.items.size), "n_items": members, "coverage": coverage})
+        result["oov"] = 1.0 - coverage
         result.update(dict.fromkeys(METRIC_NAMES))
-        result["chance"] = None
-        result["z"] = None
-        return result
+        results.append(result)
+    by_size: dict[int, list[int]] = {}
+    for index, scope in enumerate(scopes):
+        if scope.items.size >= 2:
+            by_size.setdefault(int(scope.items.size), []).append(index)
+    for size, indices in by_size.items():
+        step = max(1, ELEMENTS_PER_CHUNK // size)
+        for start in range(0, len(indices), step):
+            chunk = indices[start : start + step]
+            gold_ranks = rank_rows(gold.ranks[np.stack([scopes[i].items for i in chunk])])
+            model_ranks = np.stack([scopes[i].model_ranks for i in chunk])
+            values = rank_correlations(gold_ranks, model_ranks, n0)
+            for row, index in enumerate(chunk):
+                results[index].update({m: float(values[m][row]) for m in METRIC_NAMES})
+    return results
+
+
+def _chance_key(gold: GoldStandard, scope: Scope) -> bytes | None:
+    """What a scope's chance level depends on: the multisets of its gold and model ranks (a
+    random permutation of one against the other). Scopes with one key share one baseline: the
+    targets of a target study of one size, without ties, cost one."""
+    if scope.items.size < 2:
+        return None
+    gold_ranks = np.sort(rank_rows(gold.ranks[scope.items]))
+    return gold_ranks.tobytes() + b"|" + np.sort(scope.model_ranks).tobytes()
+
+
+def _chance_of(
+    gold: GoldStandard, scope: Scope, *, n0: float, rng: np.random.Generator, permutations: int
+) -> dict[str, dict[str, float]]:
     gold_ranks = rank_rows(gold.ranks[scope.items])
-    values = rank_correlations(gold_ranks, scope.model_ranks, n0)
-    result.update({metric: float(values[metric][0]) for metric in METRIC_NAMES})
-    chance = chance_baseline(
-        gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations
-    )
+    return chance_baseline(gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations)
+
+
+def _with_chance(result: dict[str, Any], chance: dict[str, dict[str, float]] | None) -> None:
+    """The chance level of a scope's metrics, and how many sd the model lies above it."""
     result["chance"] = chance
+    if chance is None:
+        result["z"] = None
+        return
     result["z"] = {
         metric: (result[metric] - chance[metric]["mean"]) / chance[metric]["sd"]
         if chance[metric]["sd"] > 0
         else None
         for metric in ("rho_w", "tau_w")
     }
-    return result
 
 
 def _study_estimator(
@@ -392,13 +419,25 @@ def _model_reports(
         scopes = scopes_of(gold, scores, missing)
         all_scopes[name] = scopes
         children = rng.spawn(len(scopes))  # one chance generator per scope, in order
-        jobs = [
-            pool.submit(
-                _point_metrics, gold, scores, scope, n0=n0, rng=child, permutations=permutations
-            )
-            for scope, child in zip(scopes, children, strict=True)
-        ]
-        points = [job.result() for job in jobs]
+        keys = [_chance_key(gold, scope) for scope in scopes]
+        first: dict[bytes, int] = {}
+        for index, key in enumerate(keys):
+            if key is not None:
+                first.setdefault(key, index)
+        chances = {
+            key: pool.submit(
+                _chance_of,
+                gold,
+                scopes[index],
+                n0=n0,
+                rng=children[index],
+                permutations=permutations,
+            )  # fmt: skip
+            for key, index in first.items()
+        }
+        points = _point_metrics(gold, scores, scopes, n0=n0)
+        for point, key in zip(points, keys, strict=True):
+            _with_chance(point, None if key is None else chances[key].result())
         report = {"name": name, **points[0]}
         per_target_retrieval = None
         if gold.targets is not None:

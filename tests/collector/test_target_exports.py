@@ -65,6 +65,17 @@ def test_a_target_studys_ranking_adds_target_candidate_kind_and_rank_in_target(t
     assert {r["kind"] for r in rows} == {"positive", "distractor", "random"}
 
 
+def test_the_ranking_api_carries_the_target_columns(client, targets, tmp_path):
+    _, rows = read_csv(export("export_ranking", targets, tmp_path))
+    body = client.get("/api/v1/staff/studies/targets/ranking?limit=5").json()
+    assert body["count"] == len(rows) and len(body["results"]) == 5
+    first = body["results"][0]
+    assert (first["target"], first["candidate"], first["kind"]) == (
+        rows[0]["target"], rows[0]["candidate"], rows[0]["kind"]
+    )  # fmt: skip
+    assert first["rank_in_target"] == int(rows[0]["rank_in_target"])
+
+
 def test_an_area_studys_ranking_and_card_are_as_before(client, owner, monkeypatch, tmp_path):
     study = finished_study(monkeypatch, created_by=owner, slug="areas")
     assert export("export_ranking", study, tmp_path).splitlines()[0] == RANKING_HEADER

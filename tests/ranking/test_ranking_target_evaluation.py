@@ -165,13 +165,13 @@ def target_gold(rng: np.random.Generator, sizes: list[int]) -> GoldStandard:
 
 def test_per_target_metrics_are_scipys_on_each_targets_candidates_and_macro_their_mean() -> None:
     rng = np.random.default_rng(7)
-    gold = target_gold(rng, [12, 9, 3, 30, 4])
+    gold = target_gold(rng, [12, 9, 3, 30, 4, 9, 9])  # t1, t5, t6: one size
     scores = np.round(rng.normal(size=gold.n_items), 1)  # ties
     scores[np.flatnonzero(np.asarray(gold.targets) == "t4")[:2]] = np.nan  # t4: 2 scored
     scores[np.flatnonzero(np.asarray(gold.targets) == "t0")[0]] = np.nan
     result = evaluate(gold, scores, rng=np.random.default_rng(0), chance_permutations=50)
     assert "areas" not in result and [t["target"] for t in result["targets"]] == [
-        "t0", "t1", "t2", "t3", "t4"
+        "t0", "t1", "t2", "t3", "t4", "t5", "t6"
     ]  # fmt: skip
     labels = np.asarray(gold.targets)
     for entry in result["targets"]:
@@ -191,8 +191,8 @@ def test_per_target_metrics_are_scipys_on_each_targets_candidates_and_macro_thei
             quadratic_metrics(gold_ranks, model_ranks)["rho_w"], abs=1e-12
         )
     counted = [t for t in result["targets"] if t["n"] >= 3]
-    assert [t["target"] for t in counted] == ["t0", "t1", "t2", "t3"]  # t4 has 2 scored
-    assert result["macro"]["targets"] == 4
+    assert [t["target"] for t in counted] == ["t0", "t1", "t2", "t3", "t5", "t6"]  # t4: 2
+    assert result["macro"]["targets"] == 6
     for metric in ("rho_w", "tau_w", "rho", "tau"):
         assert result["macro"][metric] == pytest.approx(np.mean([t[metric] for t in counted]))
 
