@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -136,12 +137,12 @@ class GoldStandard:
     def n_items(self) -> int:
         return len(self.token_a)
 
-    @property
+    @cached_property
     def target_names(self) -> tuple[str, ...]:
         """A target gold's targets, sorted (empty for other golds)."""
         return tuple(sorted(set(self.targets))) if self.targets is not None else ()
 
-    @property
+    @cached_property
     def groups(self) -> IntArray | None:
         """A target gold's target of every item as ``0..T-1`` (:attr:`target_names` order),
         the groups of a target study's ballots; None for other golds."""
