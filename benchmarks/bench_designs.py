@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ranking import (  # noqa: E402
     CrowdModel,
+    ballot_sizes,
     get_design,
     predict_study,
     run_simulations,
@@ -133,8 +134,12 @@ def small(sims: int, seed: int) -> dict[str, Any]:
     out = {}
     for n in (8, 10, 20):
         z = similarity_for("exponential", n)
-        n_b = 1
-        while round(0.5**n_b * n + 1e-9) >= 2:
+        n_b = 1  # as many ballots as keep two items
+        while True:
+            try:
+                ballot_sizes(n, 0.5, n_b + 1)
+            except ValueError:
+                break
             n_b += 1
         summary = run_simulations(
             z, designs=["adaptive", "swiss", "uniform", "round_robin"], sims=sims, seed=seed,
@@ -143,7 +148,10 @@ def small(sims: int, seed: int) -> dict[str, Any]:
         out[n] = {d: summary.mean_se(d) for d in summary.values}
         print(
             f"{n} items (n_b = {n_b}): "
-            + ", ".join(f"{d} rho_w {out[n][d]['rho_w'][0]:.3f}" for d in summary.values),
+            + ", ".join(
+                f"{d} rho_w {out[n][d]['rho_w'][0]:.3f} ± {out[n][d]['rho_w'][1]:.3f}"
+                for d in summary.values
+            ),
             flush=True,
         )
     return out

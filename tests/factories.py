@@ -9,12 +9,13 @@ field.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from collector.models import AttentionCheck, Ballot, Study
+from collector.models import AttentionCheck, Ballot, Study, Voter
 from collector.studies import attention_checks, creating, importing, lifecycle
+from collector.voting import store
 from ranking.designs import (
     AdaptiveSchedule,
     Design,
@@ -29,6 +30,7 @@ __all__ = [
     "DEFAULTS",
     "Ladder",
     "add_checks",
+    "answer",
     "ladder_registered",
     "make_study",
     "targets_csv",
@@ -169,3 +171,14 @@ def ladder_registered() -> Iterator[type[Design]]:
         yield Ladder
     finally:
         unregister_design(Ladder.name)
+
+
+def answer(
+    voter: Voter, n: int, *, response_ms: int | None, choices: Sequence[str] = ("left", "right")
+) -> None:
+    """``voter`` answers ``n`` comparisons through the voting rules, each in ``response_ms``,
+    choosing ``choices`` in turn (``("left",)``: always the first pair)."""
+    for k in range(n):
+        comparison = store.next_comparison(voter)
+        assert comparison is not None, f"nothing left for the voter after {k} answers"
+        store.record_vote(voter, comparison.id, choices[k % len(choices)], response_ms)

@@ -3,7 +3,8 @@
 A row holds the evaluation's headline figures from its stored result: ``n``, coverage, rho_w,
 tau_w, rho and tau with their voter-bootstrap 95% intervals, the chance level of rho_w and
 tau_w (mean and 95% range under random permutation) with the model's distance from it in
-standard deviations, and the agreement with the raw votes.
+standard deviations (``z_*``, and in words, ``z_*_text``: "1.6 sd below chance"), and the
+agreement with the raw votes.
 
 A target study's rows also hold its per-target figures' macro means (``macro_rho_w``...) with
 their intervals, Avraham & Goldberg's score over the binary comparisons (``ag_score``) with its
@@ -21,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from collector.csv_cells import csv_lines
 from collector.models import Evaluation, Study
-from collector.staff.exports import csv_lines
 
 METRICS = ("rho_w", "tau_w", "rho", "tau")
 CSV_HEADER = [
@@ -53,7 +54,9 @@ def _interval(block: Any, metric: str, bounds: tuple[float, float]) -> tuple[Any
     high = _get(block, "bootstrap", metric, "basic_high")
     if low is None or high is None:
         return None, None
-    return max(bounds[0], low), min(bounds[1], high)
+    # Both ends within the metric's range (a point at -1 can put the basic upper end below it).
+    least, most = bounds
+    return min(max(low, least), most), min(max(high, least), most)
 
 
 def row(evaluation: Evaluation) -> dict[str, Any]:
@@ -76,6 +79,7 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
         for part in ("mean", "low", "high"):
             out[f"chance_{m}_{part}"] = _get(r, "chance", m, part)
         out[f"z_{m}"] = _get(r, "z", m)
+        out[f"z_{m}_text"] = from_chance(out[f"z_{m}"])
     out["vote_agreement"] = _get(r, "votes", "agreement")
     interval = _interval(r.get("votes"), "agreement", (0.0, 1.0))
     out["vote_agreement_low"], out["vote_agreement_high"] = interval
@@ -102,6 +106,16 @@ def _target_figures(r: dict[str, Any]) -> dict[str, Any]:
     out["mrr"] = _get(r, "retrieval", "mrr")
     out["hits_1"] = _get(r, "retrieval", "hits@1")
     return out
+
+
+def from_chance(z: float | None) -> str | None:
+    """A model's distance from the chance level in words: ``3.2 sd above chance``, ``1.6 sd
+    below chance`` (never a negative distance "above"), ``at chance``."""
+    if z is None:
+        return None
+    if round(abs(z), 1) == 0:
+        return "at chance"
+    return f"{abs(z):.1f} sd {'above' if z > 0 else 'below'} chance"
 
 
 def rows(study: Study) -> list[dict[str, Any]]:

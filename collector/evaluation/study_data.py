@@ -1,4 +1,5 @@
-"""A finished study as ``ranking``'s evaluation reads it: the gold ranking and the votes.
+"""A finished study as ``ranking``'s evaluation reads it: the gold ranking and the votes, and
+whether people gave those votes (:func:`gold_provenance`).
 
 Items are in ``Item.index`` order, so a model's per-item scores are a plain array in that order
 (``Evaluation.item_scores``) and the gold's positions are the study's item ids. A target
@@ -8,14 +9,43 @@ its votes are rescored per target (their groups) and give the binary comparisons
 
 from __future__ import annotations
 
-import numpy as np
-from django.db.models import Max
+from typing import Any
 
-from collector.models import Item, ItemScore, Study
+import numpy as np
+from django.db.models import Count, Max, Q
+
+from collector.models import Item, ItemScore, Study, Vote, Voter
 from collector.staff.exports import require_finished
 from collector.studies import bulk_sql
 from ranking.ballots import StudyVotes
 from ranking.files import GoldStandard
+
+
+def gold_provenance(study: Study) -> dict[str, Any]:
+    """Who gave the study's votes, for whoever evaluates against its gold: ``votes``,
+    ``simulated_votes`` (cast by ``manage.py simulate_votes``' crowd: its voters' source is
+    ``simulated``), ``simulated`` (any such vote) and ``warning`` (what that means, or None).
+
+    A ranking made of simulated votes follows the simulator's similarities: a model's scores
+    against it say nothing of how people judge relatedness."""
+    counted = Vote.objects.filter(ballot__study=study).aggregate(
+        votes=Count("id"), simulated=Count("id", filter=Q(voter__source=Voter.Source.SIMULATED))
+    )
+    votes, simulated = counted["votes"], counted["simulated"]
+    warning = None
+    if simulated:
+        which = f"all {votes:,}" if simulated == votes else f"{simulated:,} of the {votes:,}"
+        warning = (
+            f"Simulated gold: {which} votes of this study come from a simulated crowd "
+            "(manage.py simulate_votes), not from people. A model's scores against it measure "
+            "agreement with the simulator's similarities, not with human judgement."
+        )
+    return {
+        "votes": votes,
+        "simulated_votes": simulated,
+        "simulated": bool(simulated),
+        "warning": warning,
+    }
 
 
 def gold_of(study: Study) -> GoldStandard:

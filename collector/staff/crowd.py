@@ -23,9 +23,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import render
 
 import ranking
+from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
 from collector.staff.access import download, get_study, staff_required, visible_studies
-from collector.staff.exports import csv_lines
 from collector.studies import bulk_sql
 from collector.studies.designs import Purpose, driver, study_groups, study_rng
 from ranking.designs import DEFAULT_DESIGN, DESIGNS
@@ -140,12 +140,24 @@ def crowd_choices(user: Any) -> list[tuple[str, str]]:
     return [(s.slug, s.name) for s in studies.order_by("-created_at")]
 
 
+def spread(bounds: list[float], mean: float) -> str:
+    """A fitted range as the page says it (3 decimals): ``uniform on [a, b], mean m``, or
+    ``a for every voter`` when the fit found no spread at that precision."""
+    low, high = (f"{v:.3f}" for v in bounds)
+    if low == high:
+        return f"{low} for every voter (the fit finds no spread between voters)"
+    return f"uniform on [{low}, {high}], mean {mean:.3f}"
+
+
 def _context(study: Study, predict_own: bool) -> dict[str, Any]:
     try:
         crowd = fitted_crowd(study)
     except NotEnoughVotes as exc:
         return {"study": study, "refused": str(exc)}
-    context: dict[str, Any] = {"study": study, "summary": crowd["summary"]}
+    summary = crowd["summary"]
+    context: dict[str, Any] = {"study": study, "summary": summary}
+    context["sigma_text"] = spread(summary["sigma_range"], summary["sigma_mean"])
+    context["eps_text"] = spread(summary["eps_range"], summary["eps_mean"])
     context["voters"] = crowd["model"]["voters"]
     if predict_own:
         context["prediction"] = predict(

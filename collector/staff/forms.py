@@ -123,6 +123,9 @@ class StudyForm(StudyTextsFields):
         "(simulated, a few seconds).",
     )
 
+    # The study this one duplicates (the form was filled from it): its attention checks come too.
+    duplicate_of = forms.CharField(required=False, widget=forms.HiddenInput)
+
     def __init__(self, *args: Any, crowds: Sequence[tuple[str, str]] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields["crowd_of"]

@@ -9,12 +9,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from collector.evaluation import leaderboard
+from collector.evaluation.study_data import gold_provenance
 from collector.models import Ballot, ItemScore, Study
 from collector.staff import exports
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
 
 RANKING_ROWS_SHOWN = 200
+# The final ranking's text columns (the others are numbers, right-aligned on the page).
+TEXT_COLUMNS = {"area", "token_a", "token_b", "target", "candidate", "kind"}
 
 
 def render_study_page(
@@ -40,13 +43,18 @@ def render_study_page(
         context.update(interim_ranking(study))
     if study.status == Study.Status.FINISHED:
         header = exports.ranking_header(study)
+        text = [name in TEXT_COLUMNS for name in header]
         rows = [
-            [_shown(v) for v in row]
+            [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)]
             for row in exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN)
         ]
         context.update(ranking_header=header, ranking_rows=rows, ranking_limit=RANKING_ROWS_SHOWN)
         board = leaderboard.rows(study)
-        context.update(evaluation_form=evaluation_form or EvaluationForm(), leaderboard=board)
+        context.update(
+            evaluation_form=evaluation_form or EvaluationForm(),
+            leaderboard=board,
+            gold=gold_provenance(study),
+        )
         if study.targets:
             context["target_models"] = [r for r in board if r.get("macro_rho_w") is not None]
             context["target_table"] = leaderboard.target_table(study, board)
@@ -54,7 +62,7 @@ def render_study_page(
 
 
 def _shown(value: Any) -> str:
-    """A ranking cell as the page shows it: scores to four decimals, nothing for None."""
+    """A ranking cell as the page shows it: scores (floats) to four decimals, nothing for None."""
     if value is None:
         return ""
     return f"{value:.4f}" if isinstance(value, float) else str(value)

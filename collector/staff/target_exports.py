@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 from django.db.models import Count
 
+from collector.csv_cells import csv_lines
 from collector.models import Item, Study
-from collector.staff.exports import CHUNK, csv_lines, require_finished
+from collector.staff.exports import CHUNK, require_finished
 from collector.studies import bulk_sql
 from ranking.evaluation import pair_counts
 from ranking.files import CANDIDATE_KINDS, COMPARISONS_HEADER

@@ -99,6 +99,35 @@ class Plan:
             return self.budget.warnings
         return target_warnings(self.targets, self.budget)
 
+    def totals(self) -> list[tuple[str, str]]:
+        """The plan's totals as (what, value) lines: the page's ballot table shows the rest."""
+        design, p = self.driver.design, self.budget
+        lines = [("Design", f"{design.describe()}: {design.summary}")]
+        if self.targets is not None:
+            sizes, advice = self.targets, advise_design(self.targets)
+            lines += [
+                ("Targets", f"{sizes.size}, of {sizes.min()} to {sizes.max()} candidates "
+                            f"(median {np.median(sizes):g}); each ranked on its own"),
+                ("Comparisons in all", f"{self.driver.total_comparisons:,}"),
+                ("Recommended design", " ".join([advice.design, *(
+                    f"({k} {v})" for k, v in advice.options.items())]) + f": {advice.reason}"),
+            ]  # fmt: skip
+            return lines
+        if self.driver.n_ballots == 1:
+            return lines + [
+                ("Comparisons in all", f"{self.driver.total_comparisons:,} "
+                                       f"(M = {self.ballots[0][1]} per item)"),
+                ("The adaptive plan's budget", f"{p.total_comparisons:,} comparisons in "
+                 f"{p.n_ballots} ballots (alpha = {p.alpha:g}, M = {p.m}, M_top = {p.m_top})"),
+            ]  # fmt: skip
+        return lines + [
+            ("Comparisons in all (Eq. 3)", f"{self.driver.total_comparisons:,}"),
+            ("M_top = n_b × M (Eq. 4)", str(p.m_top)),
+            ("M_unif = 2 N_comp / N_items", f"{p.m_unif:.2f}"),
+            ("One ballot, same budget", f"M = {p.uniform_m} ({p.uniform_comparisons:,} "
+                                        "comparisons)"),
+        ]  # fmt: skip
+
     def text(self, *, warnings: bool = True) -> str:
         """The plan as text (commands print it; pages show the warnings apart)."""
         design = self.driver.design
@@ -231,8 +260,8 @@ def preview_study(
         "plan": planned.budget,
         "ballots": planned.ballots,
         "warnings": planned.warnings,
-        # The warnings get their own box on the page.
-        "text": planned.text(warnings=False),
+        # The page shows the ballots as a table, the totals under it, the warnings in a box.
+        "totals": planned.totals(),
     }
 
 

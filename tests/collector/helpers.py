@@ -13,7 +13,8 @@ from django.core.management import call_command
 
 from collector import jobs
 from collector.models import Ballot, Study, Voter
-from collector.studies import creating, lifecycle
+from collector.staff import exports
+from collector.studies import lifecycle
 from collector.voting import store
 from tests.factories import make_study, targets_csv, tokens_csv
 
@@ -79,13 +80,14 @@ def finish_in_process(
     monkeypatch,
     *,
     after_close: Callable[[int], object] | None = None,
-    **simulate_options,
+    **simulation,
 ) -> Study:
     """Answer and close every ballot of an auto-opening study in this process (no worker);
-    ``after_close(number)`` runs after each ballot's close."""
-    for number in range(1, creating.study_plan(study).driver.n_ballots + 1):
+    ``simulation`` overrides :func:`simulate`'s options (``voters=20``); ``after_close(number)``
+    runs after each ballot's close."""
+    for number in range(1, exports.ballots_run(study) + 1):
         monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
-        simulate(study, **simulate_options)
+        simulate(study, **simulation)
         monkeypatch.undo()
         lifecycle.close_ballot(study.ballots.get(number=number).pk)
         if after_close is not None:
@@ -123,9 +125,10 @@ def staff_user(client=None, username: str = "owner"):
     return user
 
 
-def finished_study(monkeypatch, **options) -> Study:
-    """A study of 10 tokens (45 items) answered by the simulated crowd to its end, in process."""
+def finished_study(monkeypatch, *, simulation: dict | None = None, **options) -> Study:
+    """A study of 10 tokens (45 items) answered by the simulated crowd to its end, in process
+    (``simulation``: :func:`simulate`'s options)."""
     study = make_study(**{"n_tokens": 10, "n_ballots": 2, "auto_open": True, **options})
-    finish_in_process(study, monkeypatch)
+    finish_in_process(study, monkeypatch, **(simulation or {}))
     assert study.status == Study.Status.FINISHED
     return study

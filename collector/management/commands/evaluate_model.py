@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from collector.evaluation import leaderboard, running, submitting
+from collector.evaluation.study_data import gold_provenance
 from collector.management.commands._common import get_study
 
 
@@ -65,10 +66,12 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             f"  chance: rho_w {row['chance_rho_w_mean']:.4f} [{row['chance_rho_w_low']:.4f}, "
-            f"{row['chance_rho_w_high']:.4f}]; the model is {row['z_rho_w']:.1f} sd above"
+            f"{row['chance_rho_w_high']:.4f}]; the model is {row['z_rho_w_text']}"
         )
         if study.targets and row.get("macro_rho_w") is not None:
             self.stdout.write(_targets_line(row))
+        if warning := gold_provenance(study)["warning"]:
+            self.stderr.write(f"warning: {warning}")
         if options["json_out"]:
             with open(options["json_out"], "w", encoding="utf-8") as fh:
                 json.dump(evaluation.result, fh, indent=2)
