@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -74,6 +75,10 @@ def test_the_ranking_api_carries_the_target_columns(client, targets, tmp_path):
         rows[0]["target"], rows[0]["candidate"], rows[0]["kind"]
     )  # fmt: skip
     assert first["rank_in_target"] == int(rows[0]["rank_in_target"])
+    lines = b"".join(client.get("/staff/targets/ranking.jsonl").streaming_content).splitlines()
+    assert len(lines) == len(rows) and json.loads(lines[0]) == {
+        **first, "score": pytest.approx(first["score"])
+    }  # fmt: skip
 
 
 def test_an_area_studys_ranking_and_card_are_as_before(client, owner, monkeypatch, tmp_path):
