@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from .evaluation.model_evaluation import MISSING_POLICIES, evaluate
-from .files.model_scores import read_model_scores
 from .files.gold import GOLD_FORMATS, read_gold
+from .files.model_scores import read_model_scores
 from .files.votes import read_votes
 from .files.word_vectors import CASE_POLICIES, VECTOR_FORMATS, load_word_vectors
 from .protocol.closing import ESTIMATORS
@@ -90,7 +90,8 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int], Any] | None]:
         yield update
 
 
-def _models(args: argparse.Namespace) -> dict[str, Any]:
+def _models(args: argparse.Namespace, gold: Any) -> dict[str, Any]:
+    """The models named on the command line; files keep only what ``gold`` can use."""
     models: dict[str, Any] = {}
 
     def add(model: Any) -> None:
@@ -102,11 +103,15 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
         models[name] = model
 
     for path in args.scores:
-        add(read_model_scores(path))
+        add(read_model_scores(path, only=gold))
     for path in args.vectors:
         add(
             load_word_vectors(
-                path, args.vectors_format, case=args.case, restrict_vocab=args.restrict_vocab
+                path,
+                args.vectors_format,
+                case=args.case,
+                restrict_vocab=args.restrict_vocab,
+                only_for=gold.token_a + gold.token_b,
             )
         )
     if args.sentence:
@@ -124,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     to_stdout = args.json_out == "-"
     try:
         gold = read_gold(args.gold, args.gold_format)
-        models = _models(args)
+        models = _models(args, gold)
         votes = read_votes(args.votes, gold) if args.votes else None
         with _progress(not to_stdout and sys.stderr.isatty()) as update:
             result = evaluate(
