@@ -146,8 +146,15 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+# Uploaded model files wait here for their evaluation's job, which removes them once read: the
+# web processes and the workers must share this directory (one volume in docker-compose.yml).
+EVALUATION_UPLOAD_DIR = env.path("EVALUATION_UPLOAD_DIR", default=BASE_DIR / "uploads")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "evaluation_uploads": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(EVALUATION_UPLOAD_DIR), "file_permissions_mode": 0o600},
+    },
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -167,6 +174,8 @@ MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=5 * 1024 * 1024)
 # (fewer for studies over 10,000 items, where each resample costs more).
 EVALUATION_MAX_UPLOAD_BYTES = env.int("EVALUATION_MAX_UPLOAD_BYTES", default=1024**3)
 EVALUATION_RESAMPLES = env.int("EVALUATION_RESAMPLES", default=1000)
+# At most this many evaluations of one study queued or running at once (more are refused).
+EVALUATION_MAX_QUEUED = env.int("EVALUATION_MAX_QUEUED", default=5)
 EVALUATION_RESAMPLES_LARGE = env.int("EVALUATION_RESAMPLES_LARGE", default=200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+
 from collector.models import Evaluation, Study
 from collector.staff.exports import csv_lines
 
@@ -27,6 +29,35 @@ CSV_HEADER = [
     "z_rho_w", "z_tau_w", "vote_agreement", "vote_agreement_low", "vote_agreement_high",
     "weighted_vote_agreement", "resamples",
 ]  # fmt: skip
+
+
+def stage(status: str, reading: bool) -> str:
+    """What a queued or running evaluation is doing, in words (empty once it has ended)."""
+    if status == Evaluation.Status.QUEUED:
+        return "waiting for a worker"
+    if status == Evaluation.Status.RUNNING:
+        return "reading the file" if reading else "evaluating"
+    return ""
+
+
+def from_chance(z: float | None) -> str:
+    """A distance from the chance level in words: ``"2.3 sd above"``, ``"1.6 sd below"``."""
+    if z is None:
+        return ""
+    return f"{abs(z):.1f} sd {'below' if z < 0 else 'above'}"
+
+
+def progress_rows(study: Study) -> QuerySet[Evaluation]:
+    """The study's evaluations in submission order, without their large columns, each with
+    ``reading`` (its file not read yet)."""
+    return (
+        Evaluation.objects.filter(study=study)
+        .defer("result", "item_scores")
+        .annotate(
+            reading=ExpressionWrapper(Q(item_scores__isnull=True), output_field=BooleanField())
+        )
+        .order_by("created_at")
+    )
 
 
 def _get(data: Any, *path: str) -> Any:
@@ -54,6 +85,7 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
         "model": evaluation.name,
         "source": evaluation.source_detail,
         "status": evaluation.status,
+        "error": evaluation.error,
         "missing": evaluation.missing,
         "n": r.get("n"),
         "n_items": r.get("n_items"),
@@ -66,6 +98,7 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
         for part in ("mean", "low", "high"):
             out[f"chance_{m}_{part}"] = _get(r, "chance", m, part)
         out[f"z_{m}"] = _get(r, "z", m)
+        out[f"from_chance_{m}"] = from_chance(out[f"z_{m}"])
     out["vote_agreement"] = _get(r, "votes", "agreement")
     interval = _interval(r.get("votes"), "agreement", (0.0, 1.0))
     out["vote_agreement_low"], out["vote_agreement_high"] = interval

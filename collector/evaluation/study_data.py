@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from django.db.models import Max
 
-from collector.models import Item, ItemScore, Study
+from collector.models import Item, ItemScore, Study, Vote, Voter
 from collector.staff.exports import require_finished
 from collector.studies import bulk_sql
 from ranking.ballots import StudyVotes
@@ -71,3 +71,13 @@ def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
         voter=voters.astype(np.int64),
         ballot_items=tuple(members),
     )
+
+
+def simulated_vote_share(study: Study) -> float:
+    """The share of the study's votes answered by simulated voters (``simulate_votes``): a gold
+    ranking built on them says how a model agrees with the simulator, not with people."""
+    votes = Vote.objects.filter(ballot__study=study)
+    total = votes.count()
+    if not total:
+        return 0.0
+    return votes.filter(voter__source=Voter.Source.SIMULATED).count() / total

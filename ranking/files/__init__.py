@@ -31,6 +31,7 @@ from .model_scores import (
 )
 from .vector_files import (
     MAX_DIMENSION,
+    check_vector_file_start,
     detect_vector_format,
     read_vector_file,
 )
@@ -46,6 +47,7 @@ from .word_vectors import (
 
 __all__ = [
     "CASE_POLICIES",
+    "check_vector_file_start",
     "compression_of",
     "detect_vector_format",
     "iter_lines",

@@ -23,7 +23,13 @@ import numpy.typing as npt
 
 from .lines import MAX_LINE_BYTES, InputFileError, Progress, bounded_lines, refuse_compressed
 
-__all__ = ["MAX_DIMENSION", "VECTOR_FORMATS", "detect_vector_format", "read_vector_file"]
+__all__ = [
+    "MAX_DIMENSION",
+    "VECTOR_FORMATS",
+    "check_vector_file_start",
+    "detect_vector_format",
+    "read_vector_file",
+]
 
 VectorFormat = Literal["word2vec", "word2vec-binary", "glove", "fasttext"]
 VECTOR_FORMATS: tuple[str, ...] = ("word2vec", "word2vec-binary", "glove", "fasttext")
@@ -67,6 +73,37 @@ def detect_vector_format(path: str | Path, name: str | None = None) -> VectorFor
     if len(parts) == 2 and all(f.isdigit() for f in parts):
         return "word2vec-binary" if _looks_binary(rest, strict=True) else "word2vec"
     return "glove"
+
+
+def check_vector_file_start(
+    path: str | Path, format: VectorFormat | None = None, name: str | None = None
+) -> VectorFormat:
+    """The file's format (``format``, else detected), after the checks that read only its start:
+    not compressed, a header the file's size can hold, no binary data in a text format. Raises
+    :class:`InputFileError` as :func:`read_vector_file` would for these."""
+    chosen = format or detect_vector_format(path, name)
+    if chosen not in VECTOR_FORMATS:
+        raise ValueError(f"format must be one of {VECTOR_FORMATS}, got {format!r}")
+    refuse_compressed(path)
+    with open(path, "rb") as handle:
+        if chosen == "word2vec-binary":
+            _header(path, handle, binary=True)
+        else:
+            _refuse_binary(path, handle)
+            if chosen != "glove":
+                _header(path, handle, binary=False)
+    return chosen
+
+
+def _refuse_binary(path: str | Path, handle: BinaryIO) -> None:
+    sniff = handle.read(_SNIFF_BYTES)
+    handle.seek(0)
+    if _looks_binary(sniff):
+        raise InputFileError(
+            path,
+            "this is not a text vectors file: it holds binary data (a word2vec binary file is "
+            "read as 'word2vec binary')",
+        )
 
 
 def _header(path: str | Path, handle: BinaryIO, *, binary: bool) -> tuple[int, int]:
@@ -156,14 +193,7 @@ def _text_records(
 ) -> Iterator[Record]:
     """(word, a parser of its numbers, bytes read) per line; the numbers are parsed only for the
     words kept, but every line's shape and characters are checked."""
-    sniff = handle.read(_SNIFF_BYTES)
-    handle.seek(0)
-    if _looks_binary(sniff):
-        raise InputFileError(
-            path,
-            "this is not a text vectors file: it holds binary data (a word2vec binary file is "
-            "read as 'word2vec binary')",
-        )
+    _refuse_binary(path, handle)
     count = None
     dimension = None
     position = 0

@@ -4,7 +4,9 @@ against a finished study in this process, with a progress bar, and add it to the
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -38,10 +40,12 @@ class Command(BaseCommand):
         path = options["scores"] or options["vectors"]
         source = "scores" if options["scores"] else "vectors"
         try:
-            evaluation = submitting.submit(
-                study, name, path, source, vectors_format=options["vectors_format"],
-                missing=options["missing"], enqueue=False,
-            )  # fmt: skip
+            with open(path, "rb") as handle:
+                evaluation = submitting.submit(
+                    study, name, File(handle, name=Path(path).name), source,
+                    vectors_format=options["vectors_format"], missing=options["missing"],
+                    enqueue=False,
+                )  # fmt: skip
         except (submitting.EvaluationRefused, OSError) as exc:
             raise CommandError(str(exc)) from None
         with tqdm(total=1, desc=name, unit="step", disable=options["verbosity"] == 0) as bar:
@@ -53,6 +57,9 @@ class Command(BaseCommand):
 
             summary = running.run_evaluation(evaluation.pk, progress=progress)
         evaluation.refresh_from_db()
+        if evaluation.status == evaluation.Status.REFUSED:
+            evaluation.delete()  # a bad file leaves nothing behind
+            raise CommandError(evaluation.error)
         if evaluation.status != evaluation.Status.DONE:
             raise CommandError(summary)
         self.stdout.write(summary)
