@@ -288,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
             )
         worker = subprocess.Popen(
             [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
+             "-Q", "closes,evaluations",
              "--without-gossip", "--without-mingle", "--without-heartbeat",
              "-n", f"crowd-rehearsal-{os.getpid()}@%h"],
             cwd=ROOT, env=app_env, stdout=stack.enter_context(open(logs / "worker.log", "wb")),
