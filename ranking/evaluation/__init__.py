@@ -40,6 +40,7 @@ from .retrieval import (
     retrieval_metrics,
 )
 from .sentence_scores import (
+    MiniLMOnnx,
     SentenceEmbeddings,
     sentence_extra_available,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "Scope",
     "scope_metrics",
     "scopes_of",
+    "MiniLMOnnx",
     "sentence_extra_available",
     "SentenceEmbeddings",
     "spearman",
