@@ -124,7 +124,10 @@ def _read_upload(evaluation: Evaluation, report: Callable[[int, int], None]) -> 
     except EvaluationRefused as exc:
         discard_upload(evaluation)
         Evaluation.objects.filter(pk=evaluation.pk).update(
-            status=Evaluation.Status.REFUSED, error=str(exc)[:2000], finished_at=timezone.now()
+            status=Evaluation.Status.REFUSED,
+            error=str(exc)[:2000],
+            source_detail=f"{evaluation.file_name}: refused"[:300],
+            finished_at=timezone.now(),
         )
         return f"evaluation {evaluation.pk} refused: {exc}"
     evaluation.item_scores = values
