@@ -10,6 +10,9 @@ the file's size. Before anything is allocated:
   ``4 * dimension + 2`` bytes in binary;
 - a dimension over :data:`MAX_DIMENSION` is refused;
 - a text format whose first bytes are binary is refused as such, not read line by line.
+
+Every line's word must be UTF-8 and, in text, its numbers as many as the first line's and made
+of number characters; the numbers are parsed (and must be finite) for the words kept.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ _SNIFF_BYTES = 65_536
 _NUMBER_BYTES = b"0123456789+-.eE "
 _CHUNK = 1 << 20
 _PROGRESS_EVERY = 8192  # lines or records
-# A record: its word, its vector (parsed on demand: only kept words are), bytes read so far.
-Record = tuple[str, Callable[[], npt.NDArray[np.float32]], int]
+# A record: its word, its vector (None for a word not kept: not parsed), bytes read so far.
+Record = tuple[str, "npt.NDArray[np.float32] | None", int]
+Keep = Callable[[str], bool]
 
 
 def _looks_binary(data: bytes, *, strict: bool = False) -> bool:
@@ -172,13 +176,13 @@ def read_vector_file(
         raise InputFileError(path, f"cannot be read ({error.strerror or error})") from None
     with handle:
         if format == "word2vec-binary":
-            records: Iterator[Record] = _binary_records(path, handle, limit)
+            records: Iterator[Record] = _binary_records(path, handle, limit, keep)
         else:
-            records = _text_records(path, handle, header=format != "glove", limit=limit)
+            records = _text_records(path, handle, header=format != "glove", limit=limit, keep=keep)
         for number, (word, vector, position) in enumerate(records, 1):
-            if keep is None or keep(word):
+            if vector is not None:
                 words.append(word)
-                rows.append(vector())
+                rows.append(vector)
             if progress is not None and number % _PROGRESS_EVERY == 0:
                 progress(position, total)
     if progress is not None:
@@ -189,10 +193,10 @@ def read_vector_file(
 
 
 def _text_records(
-    path: str | Path, handle: BinaryIO, *, header: bool, limit: int | None
+    path: str | Path, handle: BinaryIO, *, header: bool, limit: int | None, keep: Keep | None
 ) -> Iterator[Record]:
-    """(word, a parser of its numbers, bytes read) per line; the numbers are parsed only for the
-    words kept, but every line's shape and characters are checked."""
+    """(word, vector or None, bytes read) per line; the numbers are parsed only for the words
+    kept, but every line's shape and characters are checked."""
     _refuse_binary(path, handle)
     count = None
     dimension = None
@@ -240,7 +244,8 @@ def _text_records(
         except UnicodeDecodeError:
             raise InputFileError(path, "the word is not UTF-8", number) from None
         read += 1
-        yield word, _number_parser(path, values, number), position
+        kept = keep is None or keep(word)
+        yield word, _parse_numbers(path, values, number) if kept else None, position
     if count is not None and wanted is not None and read < wanted:
         raise InputFileError(
             path, f"the header claims {count:,} vectors but the file ends after {read:,}"
@@ -262,24 +267,22 @@ def _not_a_number(line: bytes, values: bytes, *, first: bool) -> str:
     return f"{shown!r} is not a number"
 
 
-def _number_parser(
-    path: str | Path, values: bytes, number: int
-) -> Callable[[], npt.NDArray[np.float32]]:
-    def parse() -> npt.NDArray[np.float32]:
-        try:
-            vector = np.array(values.split(b" ")).astype(np.float32)
-        except ValueError:
-            raise InputFileError(path, "a value is not a number", number) from None
-        if not np.all(np.isfinite(vector)):
-            raise InputFileError(path, "a value is NaN or infinite (or out of range)", number)
-        return vector
-
-    return parse
+def _parse_numbers(path: str | Path, values: bytes, number: int) -> npt.NDArray[np.float32]:
+    try:
+        vector = np.array(values.split(b" ")).astype(np.float32)
+    except ValueError:
+        raise InputFileError(path, "a value is not a number", number) from None
+    if not np.all(np.isfinite(vector)):
+        raise InputFileError(path, "a value is NaN or infinite (or out of range)", number)
+    return vector
 
 
-def _binary_records(path: str | Path, handle: BinaryIO, limit: int | None) -> Iterator[Record]:
-    """(word, vector, bytes read) per record of a word2vec binary file: the word up to a space
-    (a leading newline dropped), then ``dimension`` little-endian float32."""
+def _binary_records(
+    path: str | Path, handle: BinaryIO, limit: int | None, keep: Keep | None
+) -> Iterator[Record]:
+    """(word, vector or None, bytes read) per record of a word2vec binary file: the word up to a
+    space (a leading newline dropped), then ``dimension`` little-endian float32. Every word must
+    be UTF-8; the numbers are read (and must be finite) for the words kept."""
     count, dimension = _header(path, handle, binary=True)
     width = 4 * dimension
     wanted = count if limit is None else min(count, limit)
@@ -306,9 +309,12 @@ def _binary_records(path: str | Path, handle: BinaryIO, limit: int | None) -> It
             word = buffer[offset:space].lstrip(b"\n").decode("utf-8")
         except UnicodeDecodeError:
             raise InputFileError(path, f"the word of vector {index + 1:,} is not UTF-8") from None
-        vector = np.frombuffer(buffer, dtype="<f4", count=dimension, offset=space + 1)
-        if not np.all(np.isfinite(vector)):
-            raise InputFileError(path, f"the vector of {word!r} is not finite")
         position += space + 1 + width - offset
         offset = space + 1 + width
-        yield word, vector.copy, position
+        vector = None
+        if keep is None or keep(word):
+            vector = np.frombuffer(buffer, dtype="<f4", count=dimension, offset=space + 1)
+            if not np.all(np.isfinite(vector)):
+                raise InputFileError(path, f"the vector of {word!r} is not finite")
+            vector = vector.astype(np.float32)
+        yield word, vector, position

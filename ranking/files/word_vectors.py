@@ -145,6 +145,8 @@ class WordVectors:
         for start in range(0, len(a), step):
             part = slice(start, start + step)
             out[part] = np.einsum("ij,ij->i", table[a[part]], table[b[part]])
+        usable = norms > 0  # also when no vector was kept at all (dimension 0)
+        out[~(usable[a] & usable[b])] = np.nan
         return out
 
 

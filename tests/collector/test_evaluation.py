@@ -167,6 +167,14 @@ def test_vectors_of_mixed_dimension_are_refused_with_their_line(client, finished
     assert evaluation.item_scores is None
 
 
+def test_vectors_without_any_word_of_the_study_are_refused_as_scoring_nothing(client, finished):
+    vectors = b"apple 0.1 0.2 0.3\npear 0.3 0.2 0.1\n"
+    evaluation = upload_and_run(
+        client, finished, "fruit", vectors, source="vectors", vectors_format="glove"
+    )
+    assert evaluation.status == "refused" and "scores none of the study's items" in evaluation.error
+
+
 def test_a_file_over_the_size_limit_is_refused(client, finished):
     with override_settings(EVALUATION_MAX_UPLOAD_BYTES=100):
         response = upload(client, finished, "big", scores_csv(finished, 0.0))

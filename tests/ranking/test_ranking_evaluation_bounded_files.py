@@ -149,6 +149,13 @@ def test_keeping_only_the_gold_tokens_vectors_scores_exactly_as_keeping_all(
     )
 
 
+def test_a_file_without_any_of_the_tokens_scores_no_pair(tmp_path: Path) -> None:
+    path = tmp_path / "other.txt"
+    path.write_text("apple 1 0\npear 0 1\n")
+    vectors = load_word_vectors(path, "glove", only_for=["cat", "tiger"])
+    assert vectors.words == [] and np.isnan(vectors.score_pairs(["cat"], ["tiger"])).all()
+
+
 def test_cosines_scored_in_chunks_equal_a_direct_numpy_cosine(monkeypatch) -> None:
     from ranking.files import word_vectors
 
