@@ -9,7 +9,8 @@ resident set, so run one case per process for a clean memory figure):
 - ``large``: a 100,000-item study (3 ballots, M = 20: 1.75 million votes), one model, 200 voter
   resamples. Target: 2 minutes and 2 GB.
 - ``vectors``: a 400,000-word, 50-dimension GloVe text file (random, seeded; written once to
-  ``--tmp``), loaded with gensim and scoring the paper-sized study's items. Target: 30 s.
+  ``--tmp``), read keeping every vector (``load_word_vectors``) and scoring the paper-sized
+  study's items. Target: 30 s.
 
     .venv/bin/python benchmarks/bench_evaluation.py paper
 """
