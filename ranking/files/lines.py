@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -108,12 +109,12 @@ def iter_lines(path: str | Path, *, progress: Progress | None = None) -> Iterato
         progress(total, total)
 
 
-def bounded_lines(path: str | Path, handle: object) -> Iterator[bytes]:
+def bounded_lines(path: str | Path, handle: BinaryIO) -> Iterator[bytes]:
     """The raw lines of an open binary file, each at most :data:`MAX_LINE_BYTES` long (else an
     :class:`InputFileError` naming the line: such a file is not a text file of lines)."""
     number = 0
     while True:
-        raw = handle.readline(MAX_LINE_BYTES + 1)  # type: ignore[attr-defined]
+        raw = handle.readline(MAX_LINE_BYTES + 1)
         if not raw:
             return
         number += 1
