@@ -6,7 +6,10 @@ fresh child process, so the peak memory reported is the job's own. Needs Postgre
 
     createdb -h 127.0.0.1 -U postgres collector_bench
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/collector_bench \\
-        .venv/bin/python benchmarks/bench_close_ballot.py [--items 100000] [--m 20]
+        .venv/bin/python benchmarks/bench_close_ballot.py [--items 100000] [--m 20] \\
+        [--design adaptive|swiss|...]
+
+With ``--design swiss`` ballot 2's pairs are the Swiss design's (near scores, the cap repair).
 
 Target (issue 3): under 30 s and under 1.5 GB peak memory on the 2-core machine.
 """
@@ -33,7 +36,7 @@ def _django():
     django.setup()
 
 
-def setup_study(n_items: int, m: int) -> int:
+def setup_study(n_items: int, m: int, design: str) -> int:
     """A study of ``n_items`` items whose ballot 1 is fully answered and ``closing``."""
     import numpy as np
     from django.core.management import call_command
@@ -51,7 +54,7 @@ def setup_study(n_items: int, m: int) -> int:
     t0 = time.perf_counter()
     study = creating.create_study(
         name="bench-close", areas=areas, n_ballots=7, alpha=0.5, m=m, seed=1,
-        max_items_per_area=n_items,
+        max_items_per_area=n_items, design=design,
     )  # fmt: skip
     t_create = time.perf_counter() - t0
     ballot = study.ballots.get(number=1)
@@ -133,6 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--m", type=int, default=20)
+    parser.add_argument("--design", default="adaptive", help="a registered design")
     parser.add_argument("--close-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -141,7 +145,7 @@ def main() -> None:
     if args.close_only:
         close_only(args.close_only)
         return
-    ballot_id = setup_study(args.items, args.m)
+    ballot_id = setup_study(args.items, args.m, args.design)
     child = subprocess.run(
         [sys.executable, __file__, "--close-only", str(ballot_id)],
         capture_output=True, text=True, check=True,
@@ -153,6 +157,7 @@ def main() -> None:
     report.update(
         items=args.items,
         m=args.m,
+        design=args.design,
         answered=Comparison.objects.filter(ballot_id=ballot_id).count(),
         next_ballot_items=nxt.n_items,
         next_ballot_comparisons=Comparison.objects.filter(ballot=nxt).count(),

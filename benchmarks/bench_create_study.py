@@ -7,7 +7,8 @@ and re-created, then migrated):
    ``creating.create_study`` (areas, tokens, items, ballot 1 with its item scores and
    comparisons, the commit and the ANALYZE that follows it), with a per-phase split (nested:
    ``areas_tokens_items`` holds the ``copy_area``, ``copy_token`` and ``copy_item`` phases,
-   ``generate_ballot`` holds ``ballot_pairs``, ``copy_itemscore`` and ``copy_comparison``);
+   ``store_ballot`` holds ``copy_itemscore`` and ``copy_comparison``; ``ballot_pairs`` is the
+   ballot driver's pairs, made before the transaction);
 2. in another child process, ``manage.py create_study --tokens FILE`` from the interpreter's
    start to its exit (Python and Django start-up included).
 
@@ -170,11 +171,11 @@ def run_in_process(csv_path: str, m: int) -> dict[str, Any]:
         (backend,) = cursor.fetchone()
     timer = PhaseTimer()
     timer.wrap(creating, "_store_items", "areas_tokens_items")
-    timer.wrap(ranking, "ballot_pairs", "ballot_pairs")
+    timer.wrap(ranking.designs.adaptive, "ballot_pairs", "ballot_pairs")
     timer.wrap(
         bulk_sql, "bulk_insert", lambda a, k: f"copy_{(a[0] if a else k['model'])._meta.model_name}"
     )
-    timer.wrap(creating, "generate_ballot", "generate_ballot")
+    timer.wrap(creating, "store_ballot", "store_ballot")
 
     def on_commit_timed(func: Any, *args: Any, **kwargs: Any) -> Any:
         def run() -> None:
@@ -202,8 +203,8 @@ def run_in_process(csv_path: str, m: int) -> dict[str, Any]:
     transaction.on_commit = on_commit  # type: ignore[assignment]
     timer.restore()
     phases = {k: round(v, 3) for k, v in timer.seconds.items()}
-    if "generate_ballot_end" in timer.marks and "commit_end" in timer.marks:
-        phases["commit"] = round(timer.marks["commit_end"] - timer.marks["generate_ballot_end"], 3)
+    if "store_ballot_end" in timer.marks and "commit_end" in timer.marks:
+        phases["commit"] = round(timer.marks["commit_end"] - timer.marks["store_ballot_end"], 3)
     ballot = study.ballots.get(number=1)
     return {
         "parse_seconds": round(t_parse, 3),

@@ -26,6 +26,11 @@ from collector.models import (
 from collector.staff.access import visible_studies
 from collector.studies import lifecycle
 
+# The staff login page is the admin's: it and the admin carry the product's name.
+admin.site.site_header = "Relatedness collector"
+admin.site.site_title = "Relatedness collector"
+admin.site.index_title = "Administration"
+
 
 class OwnStudiesAdmin(admin.ModelAdmin):
     """Rows of the studies the user may see; ``study_path`` leads from a row to its study."""

@@ -16,6 +16,8 @@ from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
 DEFAULT_QUESTION = "Which pair is more related?"
+# A target study's question: a template, {target} replaced by each comparison's target.
+DEFAULT_TARGET_QUESTION = "Which is more related to {target}?"
 
 
 def new_completion_code() -> str:
@@ -41,10 +43,6 @@ def _code(help_text: str = "") -> models.CharField:
 
 
 class Study(models.Model):
-    class Design(models.TextChoices):
-        ADAPTIVE = "adaptive", "Adaptive (top alpha fraction kept after each ballot)"
-        UNIFORM = "uniform", "Uniform (one ballot, same budget)"
-
     class Estimator(models.TextChoices):
         RESCALED_BORDA = "rescaled_borda", "Rescaled Borda (the paper's method)"
         BRADLEY_TERRY = "bradley_terry", "Pooled Bradley-Terry"
@@ -61,7 +59,12 @@ class Study(models.Model):
     n_ballots = models.PositiveSmallIntegerField()
     alpha = models.FloatField()
     m = models.PositiveIntegerField(help_text="Comparisons per item in each ballot (M).")
-    design = models.CharField(max_length=16, choices=Design.choices, default=Design.ADAPTIVE)
+    # A design registered in ranking.designs (which owns the names) and its options.
+    design = models.CharField(max_length=16, default="adaptive")
+    design_options = models.JSONField(default=dict, blank=True)
+    # A target study: items are (target, candidate) pairs, an area per target (its first token
+    # the target), and each target's candidates are ranked on their own.
+    targets = models.BooleanField(default=False)
     estimator = models.CharField(
         max_length=16, choices=Estimator.choices, default=Estimator.RESCALED_BORDA
     )
@@ -176,9 +179,12 @@ class Item(models.Model):
     area = models.ForeignKey(Area, on_delete=models.CASCADE, related_name="items")
     token_a = models.ForeignKey(Token, on_delete=models.CASCADE, related_name="+")
     token_b = models.ForeignKey(Token, on_delete=models.CASCADE, related_name="+")
-    # Filled when the study finishes.
+    # A target study's candidate kind: positive, distractor, random, or blank.
+    kind = models.CharField(max_length=12, blank=True, default="")
+    # Filled when the study finishes (rank_in_target: a target study's rank within its target).
     final_rank = models.PositiveIntegerField(null=True, blank=True)
     final_score = models.FloatField(null=True, blank=True)
+    rank_in_target = models.PositiveIntegerField(null=True, blank=True)
     # The pooled Bradley-Terry fit of every trusted vote, stored when the study finishes (and
     # again after an exclusion): the log-strength, and a 95% interval for the top items.
     pooled_strength = models.FloatField(null=True, blank=True)

@@ -145,6 +145,8 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Served at the site's root: /favicon.ico, which browsers ask for on pages that link no icon.
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 # Uploaded model files wait here for their evaluation's job, which removes them once read: the
 # web processes and the workers must share this directory (one volume in docker-compose.yml).
@@ -275,6 +277,8 @@ SPECTACULAR_SETTINGS = {
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # The load balancer checks each node over plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     # MTurk shows the voter's pages in a frame on its own site: there the browser sends only

@@ -2,10 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
+from collector.health import alive
 from config.schema import SchemaView
 
 urlpatterns = [
     path("", include("collector.voting.urls")),  # first: the voting API is the hot path
+    path("healthz", alive, name="healthz"),  # the load balancer's health check
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SchemaView.as_view(), name="api-schema"),
     path(

@@ -9,12 +9,33 @@ field.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from collector.models import AttentionCheck, Ballot, Study
+from collector.models import AttentionCheck, Ballot, Study, Voter
 from collector.studies import attention_checks, creating, importing, lifecycle
+from collector.voting import store
+from ranking.designs import (
+    AdaptiveSchedule,
+    Design,
+    ballot_pairs,
+    register_design,
+    swiss_pairs,
+    unregister_design,
+)
 
-__all__ = ["CHECKS", "DEFAULTS", "add_checks", "make_study", "tokens_csv"]
+__all__ = [
+    "CHECKS",
+    "DEFAULTS",
+    "Ladder",
+    "add_checks",
+    "answer",
+    "ladder_registered",
+    "make_study",
+    "targets_csv",
+    "tokens_csv",
+]
 
 DEFAULTS: dict[str, Any] = {"name": "Test study", "n_ballots": 3, "alpha": 0.5, "m": 4, "seed": 11}
 AREA = "Sales & Marketing"
@@ -23,6 +44,17 @@ AREA = "Sales & Marketing"
 def tokens_csv(n_tokens: int, area: str = AREA) -> str:
     """One area of ``n_tokens`` tokens (``term 00``, ``term 01``, ...) as a token file."""
     return "area,token\n" + "".join(f"{area},term {i:02d}\n" for i in range(n_tokens))
+
+
+def targets_csv(sizes: list[int], *, kinds: bool = False) -> str:
+    """A target list: target ``target k`` with ``sizes[k]`` candidates ``cand k.j``; with
+    ``kinds``, each target's first candidate is a positive, the last a random one."""
+    rows = ["target,candidate,kind" if kinds else "target,candidate"]
+    for k, size in enumerate(sizes):
+        for j in range(size):
+            kind = "positive" if j == 0 else "random" if j == size - 1 else "distractor"
+            rows.append(f"target {k:02d},cand {k:02d}.{j:02d}" + (f",{kind}" if kinds else ""))
+    return "\n".join(rows) + "\n"
 
 
 def _tokens_for(n_items: int) -> int:
@@ -37,6 +69,7 @@ def make_study(
     n_tokens: int = 8,
     n_items: int | None = None,
     tokens: str | None = None,
+    targets: str | None = None,
     slug: str | None = None,
     cap: int | None = None,
     open_first: bool = True,
@@ -52,6 +85,8 @@ def make_study(
     ----------
     n_tokens, n_items, tokens
         The study's size: tokens of one area, or exactly ``n_items`` items, or a token file.
+    targets
+        A target list (:func:`targets_csv`): a target study.
     slug
         A fixed slug instead of the generated one.
     cap
@@ -71,7 +106,11 @@ def make_study(
             params.setdefault("max_items_per_area", n_items)
     if cap is not None:
         params["per_voter_cap"] = cap
-    areas = importing.parse_tokens(tokens or tokens_csv(n_tokens), max_bytes=10**7)
+    if targets is not None:
+        areas = importing.parse_targets(targets, max_bytes=10**7)
+        params["targets"] = True
+    else:
+        areas = importing.parse_tokens(tokens or tokens_csv(n_tokens), max_bytes=10**7)
     study = creating.create_study(areas=areas, **{**DEFAULTS, **params})
     if slug is not None:
         Study.objects.filter(pk=study.pk).update(slug=slug)
@@ -108,3 +147,38 @@ def add_checks(
     )
     study.refresh_from_db()
     return attention_checks.add_checks(study, CHECKS[:n])
+
+
+class Ladder(AdaptiveSchedule, Design):
+    """A design added by one module, as a plug-in would be: after a random first ballot every
+    member meets its neighbours in the current order (a ladder)."""
+
+    name = "ladder"
+    title = "Ladder (test)"
+    summary = "Neighbours in the current order meet."
+
+    def pairs(self, ballot, members, score, m, rng):
+        if ballot == 1:
+            return ballot_pairs(members, m, rng)
+        return swiss_pairs(members, score, m, rng, window=1, cap=m)
+
+
+@contextmanager
+def ladder_registered() -> Iterator[type[Design]]:
+    """:class:`Ladder` registered for the duration (removed again after)."""
+    register_design(Ladder)
+    try:
+        yield Ladder
+    finally:
+        unregister_design(Ladder.name)
+
+
+def answer(
+    voter: Voter, n: int, *, response_ms: int | None, choices: Sequence[str] = ("left", "right")
+) -> None:
+    """``voter`` answers ``n`` comparisons through the voting rules, each in ``response_ms``,
+    choosing ``choices`` in turn (``("left",)``: always the first pair)."""
+    for k in range(n):
+        comparison = store.next_comparison(voter)
+        assert comparison is not None, f"nothing left for the voter after {k} answers"
+        store.record_vote(voter, comparison.id, choices[k % len(choices)], response_ms)

@@ -3,7 +3,8 @@
 A row holds the evaluation's headline figures from its stored result: ``n``, coverage, rho_w,
 tau_w, rho and tau with their voter-bootstrap 95% intervals, the chance level of rho_w and
 tau_w (mean and 95% range under random permutation) with the model's distance from it in
-standard deviations, and the agreement with the raw votes.
+standard deviations (``z_*``, and in words, ``z_*_text``: "1.6 sd below chance"), and the
+agreement with the raw votes.
 
 The intervals shown are the bootstrap's basic (bias-corrected) ones, ``2 * point - (97.5th,
 2.5th percentiles)``, kept within the metric's range: a resampled crowd's ranking is noisier
@@ -18,8 +19,8 @@ from typing import Any
 
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
+from collector.csv_cells import csv_lines
 from collector.models import Evaluation, Study
-from collector.staff.exports import csv_lines
 
 METRICS = ("rho_w", "tau_w", "rho", "tau")
 CSV_HEADER = [
@@ -38,13 +39,6 @@ def stage(status: str, reading: bool) -> str:
     if status == Evaluation.Status.RUNNING:
         return "reading the file" if reading else "evaluating"
     return ""
-
-
-def from_chance(z: float | None) -> str:
-    """A distance from the chance level in words: ``"2.3 sd above"``, ``"1.6 sd below"``."""
-    if z is None:
-        return ""
-    return f"{abs(z):.1f} sd {'below' if z < 0 else 'above'}"
 
 
 def progress_rows(study: Study) -> QuerySet[Evaluation]:
@@ -74,7 +68,9 @@ def _interval(block: Any, metric: str, bounds: tuple[float, float]) -> tuple[Any
     high = _get(block, "bootstrap", metric, "basic_high")
     if low is None or high is None:
         return None, None
-    return max(bounds[0], low), min(bounds[1], high)
+    # Both ends within the metric's range (a point at -1 can put the basic upper end below it).
+    least, most = bounds
+    return min(max(low, least), most), min(max(high, least), most)
 
 
 def row(evaluation: Evaluation) -> dict[str, Any]:
@@ -98,13 +94,23 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
         for part in ("mean", "low", "high"):
             out[f"chance_{m}_{part}"] = _get(r, "chance", m, part)
         out[f"z_{m}"] = _get(r, "z", m)
-        out[f"from_chance_{m}"] = from_chance(out[f"z_{m}"])
+        out[f"z_{m}_text"] = from_chance(out[f"z_{m}"])
     out["vote_agreement"] = _get(r, "votes", "agreement")
     interval = _interval(r.get("votes"), "agreement", (0.0, 1.0))
     out["vote_agreement_low"], out["vote_agreement_high"] = interval
     out["weighted_vote_agreement"] = _get(r, "votes", "weighted_agreement")
     out["resamples"] = r.get("resamples")
     return out
+
+
+def from_chance(z: float | None) -> str | None:
+    """A model's distance from the chance level in words: ``3.2 sd above chance``, ``1.6 sd
+    below chance`` (never a negative distance "above"), ``at chance``."""
+    if z is None:
+        return None
+    if round(abs(z), 1) == 0:
+        return "at chance"
+    return f"{abs(z):.1f} sd {'above' if z > 0 else 'below'} chance"
 
 
 def rows(study: Study) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from django.utils import timezone
 from collector.evaluation.study_data import gold_of, votes_of
 from collector.evaluation.submitting import EvaluationRefused, discard_upload, read_item_scores
 from collector.models import Evaluation
-from collector.studies.creating import Purpose, study_rng
+from collector.studies.designs import Purpose, study_rng
 from ranking.evaluation import evaluate
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""A finished study as ``ranking``'s evaluation reads it: the gold ranking and the votes.
+"""A finished study as ``ranking``'s evaluation reads it: the gold ranking and the votes, and
+whether people gave those votes (:func:`gold_provenance`).
 
 Items are in ``Item.index`` order, so a model's per-item scores are a plain array in that order
 (``Evaluation.item_scores``) and the gold's positions are the study's item ids.
@@ -6,14 +7,43 @@ Items are in ``Item.index`` order, so a model's per-item scores are a plain arra
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from django.db.models import Max
+from django.db.models import Count, Max, Q
 
 from collector.models import Item, ItemScore, Study, Vote, Voter
 from collector.staff.exports import require_finished
 from collector.studies import bulk_sql
 from ranking.ballots import StudyVotes
 from ranking.files import GoldStandard
+
+
+def gold_provenance(study: Study) -> dict[str, Any]:
+    """Who gave the study's votes, for whoever evaluates against its gold: ``votes``,
+    ``simulated_votes`` (cast by ``manage.py simulate_votes``' crowd: its voters' source is
+    ``simulated``), ``simulated`` (any such vote) and ``warning`` (what that means, or None).
+
+    A ranking made of simulated votes follows the simulator's similarities: a model's scores
+    against it say nothing of how people judge relatedness."""
+    counted = Vote.objects.filter(ballot__study=study).aggregate(
+        votes=Count("id"), simulated=Count("id", filter=Q(voter__source=Voter.Source.SIMULATED))
+    )
+    votes, simulated = counted["votes"], counted["simulated"]
+    warning = None
+    if simulated:
+        which = f"all {votes:,}" if simulated == votes else f"{simulated:,} of the {votes:,}"
+        warning = (
+            f"Simulated gold: {which} votes of this study come from a simulated crowd "
+            "(manage.py simulate_votes), not from people. A model's scores against it measure "
+            "agreement with the simulator's similarities, not with human judgement."
+        )
+    return {
+        "votes": votes,
+        "simulated_votes": simulated,
+        "simulated": bool(simulated),
+        "warning": warning,
+    }
 
 
 def gold_of(study: Study) -> GoldStandard:
@@ -71,13 +101,3 @@ def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
         voter=voters.astype(np.int64),
         ballot_items=tuple(members),
     )
-
-
-def simulated_vote_share(study: Study) -> float:
-    """The share of the study's votes answered by simulated voters (``simulate_votes``): a gold
-    ranking built on them says how a model agrees with the simulator, not with people."""
-    votes = Vote.objects.filter(ballot__study=study)
-    total = votes.count()
-    if not total:
-        return 0.0
-    return votes.filter(voter__source=Voter.Source.SIMULATED).count() / total

@@ -101,7 +101,7 @@ def _named(error: Exception, path: str | Path, filename: str) -> str:
 def submit(
     study: Study,
     name: str,
-    upload: File,
+    upload: File | str | Path,
     source: str,
     *,
     vectors_format: str | None = None,
@@ -113,10 +113,17 @@ def submit(
     """Check the submission, store its file and a queued evaluation, and send the job once
     committed. A refused evaluation of the same name is replaced.
 
-    ``upload`` is a Django ``File`` (an uploaded file, or ``File(open(path, "rb"))``).
+    ``upload`` is an uploaded file (a Django ``File``) or a file's path (copied).
     Raises :class:`EvaluationRefused` (:class:`TooManyEvaluations` when the study has its
     bound of evaluations pending); then nothing is stored.
     """
+    if isinstance(upload, str | Path):
+        with open(upload, "rb") as handle:
+            return submit(
+                study, name, File(handle, name=Path(upload).name), source,
+                vectors_format=vectors_format, missing=missing, filename=filename,
+                created_by=created_by, enqueue=enqueue,
+            )  # fmt: skip
     name = name.strip()
     filename = filename or Path(upload.name or "model").name
     if not name or len(name) > NAME_MAX:

@@ -1,11 +1,12 @@
-"""The voting rules as one SQL function (collector/voting/sql/vote_v1.sql), and each ballot's
-comparison count, which the function reads."""
+"""The voting rules as one SQL function (collector/voting/sql/history/vote_v1.sql), and each
+ballot's comparison count, which the function reads."""
 
 from pathlib import Path
 
 from django.db import migrations, models
 
-VOTE_FUNCTION = (Path(__file__).resolve().parent.parent / "voting" / "sql" / "vote_v1.sql")
+HISTORY = Path(__file__).resolve().parent.parent / "voting" / "sql" / "history"
+VOTE_FUNCTION = HISTORY / "vote_v1.sql"
 DROP_VOTE_FUNCTION = (
     "DROP FUNCTION IF EXISTS collector_vote_v1(text, bigint, text, bigint, varchar, integer,"
     " timestamptz, integer, boolean)"

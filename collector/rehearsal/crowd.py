@@ -8,9 +8,13 @@ an exponential time (mean ``--think-ms``), answers as simulated voter ``arrival 
 of :class:`ranking.SimulatedCrowd` would, and votes (``POST .../votes``: vote-and-next). It leaves
 at its quota (the completion code) and the next arrival takes its place. When nothing is
 claimable (between ballots, or every open comparison leased) it asks again after a pause, as the
-voter's wait page does. The admin is scripted: whenever the study has a pending ballot and none
-open or closing, it is opened through :func:`collector.studies.lifecycle.open_ballot`; ballots close
-through whatever runs the Celery tasks (the real worker in the rehearsal and the tests).
+voter's wait page does. A request that fails (a transport error, 429 or 5xx) is sent again,
+as a browser's page would, for up to a minute (``retry_seconds``): a database restart or a dead
+web node costs a wait, not a vote. The admin is scripted
+(:class:`collector.rehearsal.study_admin.DjangoAdmin`): whenever the study has a pending ballot
+and none open or closing, it is opened through :func:`collector.studies.lifecycle.open_ballot`;
+ballots close through whatever runs the Celery tasks (the real worker in the rehearsal and the
+tests).
 
 The run stops when the study is finished, after ``--max-ballots`` closed ballots, or at
 ``--timeout``. Then the database is read (so the generator needs ``DATABASE_URL``): votes stored,
@@ -19,6 +23,8 @@ acknowledged, or one comparison acknowledged twice), each ballot's time in ``clo
 final ranking against the simulated truth (item ``i``'s similarity follows ``Item.index``, as in
 ``manage.py simulate_votes``). Throughput and latency are given twice: sustained, while the crowd
 was busy (:class:`Tally`: the ramp-up and the ballots' ends left out), and over the whole run.
+The summary's ``timeline`` (votes acknowledged per 0.1 s, every failed attempt) and
+``admin_db_outages`` let the rehearsal say what each injected fault did to the voters.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowd_rehearsal \\
         .venv/bin/python -m collector.rehearsal.crowd --url http://127.0.0.1:8000 --slug SLUG \\
@@ -32,7 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import functools
 import json
 import math
 import os
@@ -50,10 +56,14 @@ import numpy as np
 
 import ranking
 from collector.rehearsal import summary_text
+from collector.rehearsal.study_admin import DjangoAdmin, StudyInfo
 from collector.rehearsal.summary_text import percentile
 
 CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
 RETRYABLE = frozenset({429, 500, 502, 503, 504})
+TIMELINE_BUCKET_S = 0.1
+MAX_ERROR_EVENTS = 100_000
+STARTED_MARK = "voting starts at"
 
 
 @dataclass
@@ -72,7 +82,9 @@ class CrowdConfig:
     busy_share: float = 0.9  # "busy": at least this share of the V voters hold a comparison
     admin_poll_s: float = 0.25
     request_timeout: float = 30.0
-    retries: int = 5  # per request, on transport errors, 429 and 5xx
+    # A request is sent again on transport errors, 429 and 5xx for up to this long, as a
+    # browser's page would: long enough to outlast a database restart or a node's death.
+    retry_seconds: float = 60.0
 
 
 class Reply(NamedTuple):
@@ -86,13 +98,6 @@ def _json_or_none(raw: bytes) -> Any:
         return json.loads(raw) if raw else None
     except ValueError:
         return None
-
-
-@dataclass
-class StudyInfo:
-    study_id: int
-    n_items: int
-    allow_ties: bool
 
 
 @dataclass
@@ -122,6 +127,24 @@ class Tally:
     busy_seconds: float = 0.0
     busy_acks: int = 0
     busy_vote_ms: list[float] = field(default_factory=list)
+    # The timeline, for the rehearsal's fault reports: acknowledged votes per TIMELINE_BUCKET_S
+    # since started, and each failed attempt (seconds since started, kind).
+    started: float = field(default_factory=time.perf_counter)
+    started_epoch: float = field(default_factory=time.time)
+    acks_per_bucket: list[int] = field(default_factory=list)
+    error_events: list[tuple[float, str]] = field(default_factory=list)
+
+    def error(self, kind: str) -> None:
+        """A failed attempt: a transport error's class name or an HTTP status."""
+        self.errors[kind] += 1
+        if len(self.error_events) < MAX_ERROR_EVENTS:
+            self.error_events.append((round(time.perf_counter() - self.started, 3), kind))
+
+    def ack(self, when: float) -> None:
+        bucket = int((when - self.started) / TIMELINE_BUCKET_S)
+        if bucket >= len(self.acks_per_bucket):
+            self.acks_per_bucket.extend([0] * (bucket + 1 - len(self.acks_per_bucket)))
+        self.acks_per_bucket[bucket] += 1
 
     def hold(self, delta: int) -> None:
         """A voter got a comparison (+1) or has none any more (-1)."""
@@ -139,84 +162,6 @@ class Tally:
         self.hold(0)
 
 
-class DjangoAdmin:
-    """The scripted admin and the auditor, through the ORM. Call every method from one thread
-    (the generator runs them in a dedicated executor: Django forbids the ORM in an event loop)."""
-
-    def __init__(self, slug: str) -> None:
-        self.slug = slug
-
-    def info(self) -> StudyInfo:
-        from collector.models import Study
-
-        study = Study.objects.get(slug=self.slug)
-        return StudyInfo(study.pk, study.items.count(), study.allow_ties)
-
-    def item_indexes(self) -> dict[int, int]:
-        from collector.models import Item
-
-        return dict(Item.objects.filter(study__slug=self.slug).values_list("id", "index"))
-
-    def tick(self, max_ballots: int | None) -> bool:
-        """Open the pending ballot when nothing is open or closing; True when the run is over."""
-        from collector.models import Ballot, Study
-        from collector.studies import lifecycle
-
-        study = Study.objects.get(slug=self.slug)
-        if study.status == Study.Status.FINISHED:
-            return True
-        statuses = dict(study.ballots.values_list("number", "status"))
-        closed = sum(s == Ballot.Status.CLOSED for s in statuses.values())
-        if max_ballots is not None and closed >= max_ballots:
-            return True
-        active = {Ballot.Status.OPEN, Ballot.Status.CLOSING}
-        if not any(s in active for s in statuses.values()):
-            pending = [n for n, s in statuses.items() if s == Ballot.Status.PENDING]
-            if pending:
-                ballot = study.ballots.get(number=min(pending))
-                with contextlib.suppress(lifecycle.LifecycleError):  # someone else opened it
-                    lifecycle.open_ballot(ballot.pk)
-        return False
-
-    def audit(self) -> dict[str, Any]:
-        """Votes stored, ballots (with their time open and in closing) and the final ranks if
-        finished."""
-        from django.utils import timezone
-
-        from collector.models import Item, Study, Vote
-
-        study = Study.objects.get(slug=self.slug)
-        now = timezone.now()
-        stored = list(
-            Vote.objects.filter(ballot__study=study).values_list(
-                "voter__token", "comparison_id", "choice"
-            )
-        )
-        ballots = []
-        for b in study.ballots.order_by("number"):
-            closing = (
-                (b.closed_at - b.closing_at).total_seconds()
-                if b.closed_at and b.closing_at
-                else None
-            )
-            # A ballot still open (a timed-out run) counts until now.
-            is_open = ((b.closing_at or now) - b.opened_at).total_seconds() if b.opened_at else None
-            ballots.append(
-                {"number": b.number, "status": b.status, "n_items": b.n_items,
-                 "votes": b.votes.count(), "open_seconds": is_open, "closing_seconds": closing}
-            )  # fmt: skip
-        ranks = None
-        if study.status == Study.Status.FINISHED:
-            ranks = list(Item.objects.filter(study=study).order_by("index").values_list(
-                "final_rank", flat=True))  # fmt: skip
-        return {"status": study.status, "stored": stored, "ballots": ballots, "ranks": ranks}
-
-    def close(self) -> None:
-        from django.db import connections
-
-        connections.close_all()
-
-
 class Crowd:
     def __init__(self, cfg: CrowdConfig, info: StudyInfo, item_index: dict[int, int]) -> None:
         self.cfg = cfg
@@ -229,32 +174,41 @@ class Crowd:
         self.api = f"/api/v1/studies/{cfg.slug}"
 
     async def request(
-        self, http: aiohttp.ClientSession, method: str, path: str, **kw: Any
-    ) -> Reply | None:
-        """One request with retries on transport errors, 429 (after Retry-After) and 5xx.
+        self, http: aiohttp.ClientSession, method: str, path: str, *, finish: bool = False,
+        **kw: Any,
+    ) -> Reply | None:  # fmt: skip
+        """One request, sent again on transport errors, 429 (after Retry-After) and 5xx for up
+        to ``retry_seconds``; None when it never got an answer.
 
-        Retrying a vote is safe: the API answers a repeated identical vote with 200.
+        Sending a vote again is safe: the API answers a repeated identical vote with 200. The
+        run's end stops a request before it is sent, and between attempts unless ``finish``:
+        a vote sent once is followed to its answer, or the audit could not tell whether the
+        stored vote was acknowledged.
         """
         t = self.tally
-        for attempt in range(self.cfg.retries + 1):
-            if t.stop:
-                return None
+        if t.stop:
+            return None
+        deadline = time.perf_counter() + self.cfg.retry_seconds
+        attempt = 0
+        while True:
             t.requests += 1
             try:
                 async with http.request(method, self.api + path, **kw) as resp:
                     r = Reply(resp.status, _json_or_none(await resp.read()), resp.headers)
             except (TimeoutError, aiohttp.ClientError) as exc:
-                t.errors[type(exc).__name__] += 1
-                await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
-                continue
-            if r.status not in RETRYABLE:
-                if r.status >= 400:
-                    t.errors[str(r.status)] += 1
-                return r
-            t.errors[str(r.status)] += 1
-            pause = float(r.headers.get("Retry-After") or 0) or min(2.0, 0.1 * 2**attempt)
+                t.error(type(exc).__name__)
+                pause = min(2.0, 0.1 * 2**attempt)
+            else:
+                if r.status not in RETRYABLE:
+                    if r.status >= 400:
+                        t.error(str(r.status))
+                    return r
+                t.error(str(r.status))
+                pause = float(r.headers.get("Retry-After") or 0) or min(2.0, 0.1 * 2**attempt)
+            attempt += 1
+            if time.perf_counter() + pause > deadline or (t.stop and not finish):
+                return None
             await asyncio.sleep(pause)
-        return None
 
     def choose(self, comparison: dict[str, Any], person: int, rng: np.random.Generator) -> str:
         score = self.people.answer_one(
@@ -309,11 +263,12 @@ class Crowd:
                 start = time.perf_counter()
                 if t.first_vote is None:
                     t.first_vote = start
-                r = await self.request(http, "POST", "/votes", headers=head, json=vote)
+                r = await self.request(http, "POST", "/votes", finish=True, headers=head, json=vote)
                 if r is None:
                     return
                 if r.status in (200, 201):
                     t.last_ack = time.perf_counter()
+                    t.ack(t.last_ack)
                     ms = (t.last_ack - start) * 1000
                     t.vote_ms.append(ms)
                     if sent_busy:
@@ -343,7 +298,7 @@ async def run_crowd(
     cfg: CrowdConfig, admin: DjangoAdmin | None = None, *, log: Callable[[str], Any] = print
 ) -> dict[str, Any]:
     """Play the crowd against ``cfg.base_url`` and return the summary (see the module doc)."""
-    admin = admin or DjangoAdmin(cfg.slug)
+    admin = admin or DjangoAdmin(cfg.slug, log=log)
     loop = asyncio.get_running_loop()
     with ThreadPoolExecutor(1, thread_name_prefix="crowd-db") as db:
 
@@ -355,6 +310,8 @@ async def run_crowd(
             crowd = Crowd(cfg, info, await call(admin.item_indexes))
             t = crowd.tally
             start, cpu = time.perf_counter(), time.process_time()
+            t.started, t.started_epoch = start, time.time()
+            log(f"{STARTED_MARK} {t.started_epoch:.3f}")  # the rehearsal's clock for its faults
             timed_out = False
             connector = aiohttp.TCPConnector(limit=cfg.voters, keepalive_timeout=60)
             timeout = aiohttp.ClientTimeout(total=cfg.request_timeout)
@@ -375,13 +332,16 @@ async def run_crowd(
                         break
                     await asyncio.sleep(cfg.admin_poll_s)
                 t.end()
-                _, pending = await asyncio.wait(slots, timeout=cfg.request_timeout)
+                # Votes already sent are followed to their answer (Crowd.request's finish).
+                grace = cfg.request_timeout + cfg.retry_seconds
+                _, pending = await asyncio.wait(slots, timeout=grace)
                 for task in pending:  # a request still hanging after the grace period
                     task.cancel()
                 await asyncio.gather(*slots, return_exceptions=True)
             wall = time.perf_counter() - start
             t.client_cpu = time.process_time() - cpu
             audit = await call(admin.audit)
+            audit["outages"] = admin.outages
         finally:
             await call(admin.close)
     return summarize(cfg, info, crowd.tally, audit, wall, timed_out)
@@ -435,6 +395,15 @@ def summarize(
         "errors_total": sum(t.errors.values()),
         "ballots": audit["ballots"],
         "closing_seconds": [b["closing_seconds"] for b in audit["ballots"] if b["closing_seconds"]],
+        # For the fault reports: the database outages the scripted admin met (epoch seconds),
+        # and what the voters saw over time.
+        "admin_db_outages": audit.get("outages", []),
+        "timeline": {
+            "started_epoch": t.started_epoch,
+            "bucket_seconds": TIMELINE_BUCKET_S,
+            "acks": t.acks_per_bucket,
+            "errors": t.error_events,
+        },
     }
     metrics: dict[str, float | None] = dict.fromkeys(ranking.simulation.METRICS)
     if audit["ranks"] is not None:
@@ -484,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cfg = config_from_args(args)
     setup_django()
-    summary = asyncio.run(run_crowd(cfg))
+    summary = asyncio.run(run_crowd(cfg, log=functools.partial(print, flush=True)))
     print(summary_text.format_summary(summary))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")

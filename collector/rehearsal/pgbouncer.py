@@ -115,6 +115,9 @@ class PgBouncer:
                 # A client waiting this long for a server connection gets an error, not a hang.
                 "query_wait_timeout = 60",
                 "server_lifetime = 3600",
+                # After a failed login (the server restarting) try again within a second, not
+                # after 15 s during which every new client would get an error.
+                "server_login_retry = 1",
                 "server_idle_timeout = 60",
                 "ignore_startup_parameters = extra_float_digits,options",
                 f"logfile = {self.log}",

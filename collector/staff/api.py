@@ -29,6 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from collector.evaluation import leaderboard, submitting
+from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study, Vote
 from collector.staff import exports
 from collector.staff.access import visible_studies
@@ -136,6 +137,7 @@ def _evaluation_json(request: Request, evaluation: Evaluation) -> dict[str, Any]
         "url": request.build_absolute_uri(
             f"/api/v1/staff/studies/{slug}/evaluations/{evaluation.pk}"
         ),
+        "gold": gold_provenance(evaluation.study),
         "result": evaluation.result,
     }
 
@@ -145,8 +147,10 @@ class EvaluationsView(_StudyView):
 
     @extend_schema(operation_id="staff_evaluations_list", responses={200: dict, **ERRORS})
     def get(self, request: Request, slug: str) -> Response:
-        """The study's leaderboard: one row per model, best rho_w first."""
-        return Response({"models": leaderboard.rows(self.study(request, slug))})
+        """The study's leaderboard: one row per model, best rho_w first; ``gold`` says whether
+        the study's votes came from people (a simulated gold carries a warning)."""
+        study = self.study(request, slug)
+        return Response({"gold": gold_provenance(study), "models": leaderboard.rows(study)})
 
     @extend_schema(
         operation_id="staff_evaluations_create",

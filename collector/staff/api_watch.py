@@ -181,7 +181,8 @@ class CrowdView(_StudyView):
     def get(self, request: Request, slug: str) -> Response:
         """The paper's voter model fitted to the study's votes: the crowd file (per-voter
         sigma* and epsilon, the crowd's ranges) and its summary; with ``predict``, what the
-        study's plan reaches with this crowd (adaptive and uniform, both estimators)."""
+        study's plan reaches with this crowd (every design, the study's estimator, and the
+        smallest M with which each reaches the adaptive design's rho_w)."""
         study = self.study(request, slug)
         try:
             fitted = crowd.fitted_crowd(study)
@@ -190,6 +191,7 @@ class CrowdView(_StudyView):
         body = {"summary": fitted["summary"], "crowd": fitted["model"]}
         if request.query_params.get("predict") in ("1", "true", "yes"):
             body["prediction"] = crowd.predict(
-                fitted, study.items.count(), study.m, study.alpha, study.n_ballots, study.seed
-            )
+                fitted, study.items.count(), study.m, study.alpha, study.n_ballots, study.seed,
+                design=study.design, estimator=study.estimator,
+            )  # fmt: skip
         return Response(body)

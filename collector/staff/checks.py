@@ -2,7 +2,7 @@
 checks themselves (added from a small list, removed while unused), and how each one went.
 
 The rules that show and score checks live in the voting function
-(``collector/voting/sql/vote_v3.sql``); the list is read by
+(``collector/voting/sql/vote_v4.sql``); the list is read by
 :func:`collector.studies.importing.parse_checks` and stored by
 :mod:`collector.studies.attention_checks`.
 """
@@ -18,9 +18,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collector.csv_cells import csv_lines
 from collector.models import Study
 from collector.staff.access import download, get_study, staff_required
-from collector.staff.exports import csv_lines
 from collector.studies import attention_checks, importing, lifecycle
 
 CSV_HEADER = ["id", "related", "unrelated", "shown", "passed", "failed"]

@@ -13,7 +13,7 @@ while the page waits, for planned studies of up to ``PREDICTION_MAX_ITEMS`` item
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.core.cache import cache
@@ -22,11 +22,13 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import render
 
 import ranking
+from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
 from collector.staff.access import download, get_study, staff_required, visible_studies
-from collector.staff.exports import csv_lines
 from collector.studies import bulk_sql
-from collector.studies.creating import Purpose, study_rng
+from collector.studies.designs import Purpose, driver, study_rng
+from ranking.designs import DEFAULT_DESIGN, DESIGNS
+from ranking.simulation import smallest_m
 
 MAX_VOTES = 50_000  # votes a fit reads at most (a seeded sample beyond)
 MIN_VOTES = 50  # fewer: no fit
@@ -79,23 +81,53 @@ def fitted_crowd(study: Study) -> dict[str, Any]:
 
 
 def predict(
-    crowd: dict[str, Any], n_items: int, m: int, alpha: float, n_ballots: int, seed: int = 0
+    crowd: dict[str, Any],
+    n_items: int,
+    m: int,
+    alpha: float,
+    n_ballots: int,
+    seed: int = 0,
+    *,
+    design: str = DEFAULT_DESIGN,
+    estimator: str = "rescaled_borda",
+    target: float | None = None,
 ) -> dict[str, Any]:
-    """Predicted metrics of a planned study voted by ``crowd`` (a :func:`fitted_crowd`), for
-    the adaptive and the uniform design under both estimators; ``{"refused": reason}`` for a
-    study too large to simulate here."""
+    """What a planned study reaches with ``crowd`` (a :func:`fitted_crowd`): every registered
+    design with the same budget under ``estimator``, the chosen ``design`` first, and the cost
+    side: the smallest ``M`` (up to twice the planned one) with which each design reaches
+    ``target`` rho_w (default: what the paper's adaptive design reaches at the planned ``M``).
+    ``{"refused": reason}`` for a study too large to simulate here."""
     if n_items > PREDICTION_MAX_ITEMS:
         return {
             "refused": f"{n_items:,} items: too many to simulate here (at most "
             f"{PREDICTION_MAX_ITEMS:,}); download the crowd file and run "
-            "python -m ranking.simulate run --crowd crowd.json"
+            "python -m ranking.simulate compare --crowd crowd.json"
         }
     model = ranking.CrowdModel.from_dict(crowd["model"])
+    names = [design, *(name for name in DESIGNS if name != design)]
+    common: dict[str, Any] = {
+        "alpha": alpha, "n_ballots": n_ballots, "n_voters": PREDICTION_VOTERS, "seed": seed
+    }  # fmt: skip
     prediction = ranking.predict_study(
-        model, n_items, m=m, alpha=alpha, n_ballots=n_ballots, n_voters=PREDICTION_VOTERS,
-        sims=PREDICTION_SIMS, seed=seed,
-    )  # fmt: skip
-    return prediction.as_dict()
+        model, n_items, m=m, estimators=estimator, designs=names, sims=PREDICTION_SIMS, **common
+    ).as_dict()
+    for row in prediction["rows"]:
+        row["comparisons"] = prediction["comparisons"][row["design"]]
+        row["chosen"] = row["design"] == design
+    goal = target if target is not None else prediction["rows"][names.index("adaptive")]["rho_w"][0]
+    cost = []
+    for name in names:
+        found, reached = smallest_m(
+            model, n_items, goal, design=name, m_max=2 * m,
+            estimator=cast(ranking.protocol.Estimator, estimator),
+            sims=PREDICTION_SIMS, **common,
+        )  # fmt: skip
+        comparisons = None
+        if found is not None:
+            probe = Study(n_ballots=n_ballots, alpha=alpha, m=found, design=name, seed=seed)
+            comparisons = driver(probe, n_items).total_comparisons
+        cost.append({"design": name, "m": found, "rho_w": reached, "comparisons": comparisons})
+    return {**prediction, "target": goal, "m_max": 2 * m, "cost": cost}
 
 
 def crowd_choices(user: Any) -> list[tuple[str, str]]:
@@ -106,17 +138,30 @@ def crowd_choices(user: Any) -> list[tuple[str, str]]:
     return [(s.slug, s.name) for s in studies.order_by("-created_at")]
 
 
+def spread(bounds: list[float], mean: float) -> str:
+    """A fitted range as the page says it (3 decimals): ``uniform on [a, b], mean m``, or
+    ``a for every voter`` when the fit found no spread at that precision."""
+    low, high = (f"{v:.3f}" for v in bounds)
+    if low == high:
+        return f"{low} for every voter (the fit finds no spread between voters)"
+    return f"uniform on [{low}, {high}], mean {mean:.3f}"
+
+
 def _context(study: Study, predict_own: bool) -> dict[str, Any]:
     try:
         crowd = fitted_crowd(study)
     except NotEnoughVotes as exc:
         return {"study": study, "refused": str(exc)}
-    context: dict[str, Any] = {"study": study, "summary": crowd["summary"]}
+    summary = crowd["summary"]
+    context: dict[str, Any] = {"study": study, "summary": summary}
+    context["sigma_text"] = spread(summary["sigma_range"], summary["sigma_mean"])
+    context["eps_text"] = spread(summary["eps_range"], summary["eps_mean"])
     context["voters"] = crowd["model"]["voters"]
     if predict_own:
         context["prediction"] = predict(
-            crowd, study.items.count(), study.m, study.alpha, study.n_ballots, seed=study.seed
-        )
+            crowd, study.items.count(), study.m, study.alpha, study.n_ballots, seed=study.seed,
+            design=study.design, estimator=study.estimator,
+        )  # fmt: skip
     return context
 
 

@@ -5,6 +5,8 @@
   format that word-similarity tools (gensim's ``evaluate_word_pairs``, the WordSim-353 and
   SimLex-999 scripts) read. Only the order matters to a rank correlation; the scale makes the file
   look like the sets researchers know.
+- ``ranking.jsonl`` (:func:`collector.staff.exports.ranking_jsonl`) holds the tokens exactly; the
+  CSV and TSV files write a token that a spreadsheet would run as a formula behind a ``'``.
 - ``dataset.json``: the card: what was asked, how (parameters, estimator), how much (counts of
   items, votes, voters, ballots), when, under which licence, and what the metrics mean.
 """
@@ -16,8 +18,10 @@ from typing import Any
 
 from django.db.models import Count, Max, Min
 
+from collector.csv_cells import tsv_lines
 from collector.models import Item, Study, Token, Vote
 from collector.staff.exports import CHUNK, ballots_run, require_finished
+from collector.studies.designs import study_design
 
 GOLD_SCALE = 10.0
 
@@ -50,10 +54,11 @@ def gold_tsv(study: Study) -> Iterator[str]:
                 .order_by("final_rank")
                 .values_list("final_rank", "token_a__text", "token_b__text", "final_score")[:CHUNK]
             )
-            for _rank, a, b, score in page:
-                scaled = GOLD_SCALE if span is None else GOLD_SCALE * (score - lo) / span
-                a, b = (t.replace("\t", " ") for t in (a, b))  # a tab would split the line
-                yield f"{a}\t{b}\t{scaled:.6f}\n"
+            rows = (
+                [a, b, f"{GOLD_SCALE if span is None else GOLD_SCALE * (score - lo) / span:.6f}"]
+                for _rank, a, b, score in page
+            )
+            yield from tsv_lines(rows)  # a tab in a token would split its line: a space
             if len(page) < CHUNK:
                 return
             after = int(page[-1][0] or 0)
@@ -75,6 +80,8 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
     files = {
         "ranking.csv": "rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,"
         "ties,x_1..x_K: the final ranking, best first",
+        "ranking.jsonl": "the final ranking for tools, one JSON object per item, best first, "
+        "with the keys of ranking.csv and the tokens exactly as voted on",
         "gold.tsv": "token_a, token_b, score on 0-10 (WordSim style), best first",
         "votes.csv": "every answered comparison, voters as pseudonyms",
     }
@@ -84,6 +91,7 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "question": study.question,
         "licence": study.licence or None,
         "design": study.design,
+        "design_options": study_design(study).options,
         "estimator": study.estimator,
         "parameters": {
             "n_ballots": ballots_run(study),
@@ -109,6 +117,10 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
             "finished": study.finished_at.isoformat() if study.finished_at else None,
         },
         "files": {name: {"url": base_url + name, "content": text} for name, text in files.items()},
+        "spreadsheet_safety": "The CSV and TSV files are made to open safely in spreadsheets: "
+        "a text cell that starts with =, +, -, @, a tab or a carriage return (and is not a "
+        "number) is written with a leading ', so it is never run as a formula. Read "
+        "ranking.jsonl for the tokens byte for byte.",
         "gold_score": "The study's estimator's final score (rescaled Borda ybar, or the "
         "Bradley-Terry strength), scaled linearly so that the lowest item is 0 and the highest 10.",
         "metrics": METRICS,

@@ -18,8 +18,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from collector.evaluation import figures, leaderboard, study_data, submitting
+from collector.evaluation import figures, leaderboard, submitting
 from collector.evaluation.leaderboard import stage
+from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import EvaluationForm
@@ -64,7 +65,7 @@ def evaluation_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "row": leaderboard.row(evaluation),
         "areas": leaderboard.areas(evaluation),
         "stage": leaderboard.stage(evaluation.status, evaluation.item_scores is None),
-        "simulated_share": study_data.simulated_vote_share(evaluation.study),
+        "gold": gold_provenance(evaluation.study),
     }
     if evaluation.status == Evaluation.Status.DONE:
         svg = figures.rank_scatter(evaluation, "svg").decode()
@@ -77,7 +78,12 @@ def evaluation_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def evaluation_json(request: HttpRequest, slug: str, pk: int) -> HttpResponseBase:
     evaluation = _evaluation(request, slug, pk)
     response = JsonResponse(
-        {"model": evaluation.name, "status": evaluation.status, "result": evaluation.result},
+        {
+            "model": evaluation.name,
+            "status": evaluation.status,
+            "gold": gold_provenance(evaluation.study),
+            "result": evaluation.result,
+        },
         json_dumps_params={"indent": 2},
     )
     response["Content-Disposition"] = (
@@ -130,7 +136,9 @@ def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
 @staff_required
 def leaderboard_json(request: HttpRequest, slug: str) -> JsonResponse:
     study = get_study(request, slug)
-    response = JsonResponse({"study": study.slug, "models": leaderboard.rows(study)})
+    response = JsonResponse(
+        {"study": study.slug, "gold": gold_provenance(study), "models": leaderboard.rows(study)}
+    )
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-leaderboard.json"'
     return response
 

@@ -8,7 +8,9 @@
   (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id;
   ``voter_excluded`` is true for the votes an excluded voter gave in ballots closed before the
   exclusion, which stay but are left out of pooled estimates; attention checks are not votes);
-- items: ``item_id,area,token_a,token_b``, at any time.
+- items: ``item_id,area,token_a,token_b``, at any time;
+- ranking.jsonl: the ranking's rows as JSON objects (one a line, the CSV's columns as keys), with
+  the tokens exact: the CSV files neutralise spreadsheet formulas (:mod:`collector.csv_cells`).
 
 The CSV files, the staff downloads and the JSON API all read these iterators. Each page is its own
 query (``key > last key ORDER BY key LIMIT CHUNK``), not a server-side cursor: those do not outlive
@@ -19,13 +21,17 @@ PgBouncer. Votes stored during a download are in it if their id comes after the 
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Callable, Iterable, Iterator
+import json
+import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from django.db.models import Case, F, Max, QuerySet, Sum, When
+from django.db.models import Case, Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum, When
+from django.db.models.functions import Coalesce
 
-from collector.models import Ballot, Item, Study, Vote
+from collector.csv_cells import csv_lines
+from collector.models import Ballot, Item, Study, VoidedVote, Vote
+from collector.studies.designs import study_design
 
 VOTES_HEADER = [
     "ballot",
@@ -69,8 +75,8 @@ def require_finished(study: Study) -> None:
 
 
 def ballots_run(study: Study) -> int:
-    """How many ballots the study runs: n_b, or one for the uniform design."""
-    return 1 if study.design == Study.Design.UNIFORM else study.n_ballots
+    """How many ballots the study runs: n_b, or one for a one-ballot design."""
+    return study_design(study).ballot_count(study.n_ballots)
 
 
 def ranking_header(study: Study) -> list[str]:
@@ -183,39 +189,25 @@ def vote_row_values(row: list) -> list:
     return [*row[1:-1], row[-1] is not None]
 
 
-# A spreadsheet runs a cell that starts with one of these as a formula (OWASP, CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return repr(value)  # shortest round-trip text: exports re-read to the same float
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value  # text (a token, an area, a name), never a formula
-    return value
-
-
-class _Echo:
-    """A file-like object whose write returns the line: csv.writer without a buffer."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def csv_lines(header: list[str], rows: Iterable[list]) -> Iterator[str]:
-    writer = csv.writer(_Echo(), lineterminator="\n")
-    yield writer.writerow(header)
-    for row in rows:
-        yield writer.writerow([_cell(v) for v in row])
-
-
 def ranking_csv(study: Study) -> Iterator[str]:
     rows = ranking_rows(study)  # raises NotFinished now, not half-way through a download
     return csv_lines(ranking_header(study), rows)
+
+
+def ranking_jsonl(study: Study) -> Iterator[str]:
+    """The final ranking as JSON Lines, for tools: one object per item, best first, with the
+    ranking CSV's columns as keys and every token exactly as stored (the CSV writes a token
+    that a spreadsheet would run behind a ``'``). Raises :class:`NotFinished` at the call."""
+    header = ranking_header(study)
+    rows = ranking_rows(study)
+    return (_json_line(dict(zip(header, row, strict=True))) for row in rows)
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    finite = {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()
+    }
+    return json.dumps(finite, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def votes_csv(study: Study) -> Iterator[str]:
@@ -225,8 +217,6 @@ def votes_csv(study: Study) -> Iterator[str]:
 def progress_counts() -> dict[str, Any]:
     """A ballot's progress as annotations of Ballot rows: ``total`` comparisons (void ones
     excluded), ``answered`` and ``voided``."""
-    from django.db.models import Count, Q
-
     return {
         "total": Count("comparisons", filter=~Q(comparisons__status="void")),
         "answered": Count("comparisons", filter=Q(comparisons__status="answered")),
@@ -235,11 +225,19 @@ def progress_counts() -> dict[str, Any]:
 
 
 def progress(study: Study) -> list[dict[str, Any]]:
-    """Each ballot with its comparisons answered / total (void ones excluded) and voters."""
-    from django.db.models import Count
-
+    """Each ballot with its comparisons answered / total (void ones excluded), the comparisons
+    voided by an early close (``voided``), the votes voided by excluding their voters
+    (``votes_voided``, what the exclusion's message counts) and its voters."""
+    voided_votes = (
+        VoidedVote.objects.filter(ballot=OuterRef("pk"))
+        .values("ballot")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     ballots: list[Any] = list(
-        Ballot.objects.filter(study=study).annotate(**progress_counts()).order_by("number")
+        Ballot.objects.filter(study=study)
+        .annotate(**progress_counts(), votes_voided=Coalesce(Subquery(voided_votes), 0))
+        .order_by("number")
     )
     voters = dict(
         Vote.objects.filter(ballot__study=study)
@@ -253,6 +251,7 @@ def progress(study: Study) -> list[dict[str, Any]]:
             "answered": b.answered,
             "total": b.total,
             "voided": b.voided,
+            "votes_voided": b.votes_voided,
             "voters": voters.get(b.pk, 0),
         }
         for b in ballots

@@ -20,6 +20,8 @@ from collector.evaluation import submitting
 from collector.models import Evaluation, Study
 from collector.staff.study_forms import TEXT_FIELDSETS, StudyTextsFields
 from collector.studies import creating, importing, lifecycle
+from collector.studies.designs import design_choices
+from ranking.designs import DEFAULT_DESIGN, DESIGNS
 
 MAX_PER_VOTER_CAP = 1_000_000
 MAX_LEASE_SECONDS = 24 * 3600
@@ -41,6 +43,13 @@ M_HELP = (
     "ballot have been compared M_top = n_b * M times: the paper's guidance is M_top of about "
     "100 or more for a precise top (n_b = 7: M of 15 or more). The number of comparisons, and "
     "so the cost, grows in proportion to M; the plan shows both."
+)
+DESIGN_HELP = (
+    "How each ballot's pairs are chosen. The paper's adaptive design pairs items at random; "
+    "Swiss pairs items of nearby score after a random first ballot and, in simulation, ranks "
+    "the top markedly better for the same budget (close pairs then come back more often, never "
+    "twice to one voter); uniform and round robin run one ballot. The preview with a crowd "
+    "compares them."
 )
 CAP_HELP = (
     "The most comparisons one voter may answer in one ballot. Lower spreads each ballot over "
@@ -74,7 +83,9 @@ class StudyForm(StudyTextsFields):
     n_ballots = forms.IntegerField(label="Ballots (n_b)", initial=7, help_text=N_B_HELP)
     alpha = forms.FloatField(label="Kept fraction (alpha)", initial=0.5, help_text=ALPHA_HELP)
     m = forms.IntegerField(label="Comparisons per item (M)", initial=20, help_text=M_HELP)
-    design = forms.ChoiceField(choices=Study.Design.choices, initial=Study.Design.ADAPTIVE)
+    design = forms.ChoiceField(
+        choices=design_choices, initial=DEFAULT_DESIGN, help_text=DESIGN_HELP
+    )
     estimator = forms.ChoiceField(
         choices=Study.Estimator.choices, initial=Study.Estimator.RESCALED_BORDA
     )
@@ -112,11 +123,31 @@ class StudyForm(StudyTextsFields):
         "(simulated, a few seconds).",
     )
 
+    # The study this one duplicates (the form was filled from it): its attention checks come too.
+    duplicate_of = forms.CharField(required=False, widget=forms.HiddenInput)
+
     def __init__(self, *args: Any, crowds: Sequence[tuple[str, str]] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields["crowd_of"]
         assert isinstance(field, forms.ChoiceField)
         field.choices = [("", "none"), *crowds]
+        # Every registered design's options (Swiss's window and cap...), after the design.
+        options: dict[str, list[str]] = {}
+        for design in DESIGNS.values():
+            for parameter in design.parameters:
+                if parameter.name not in self.fields:
+                    self.fields[parameter.name] = forms.IntegerField(
+                        label=f"{parameter.name.capitalize()} ({design.name})",
+                        required=False,
+                        min_value=parameter.minimum,
+                        help_text=f"{parameter.help} Default {parameter.default}.",
+                    )
+                options.setdefault(parameter.name, []).append(design.name)
+        self.design_option_names = tuple(options)
+        self.fieldsets = tuple(
+            (legend, help_text, _after(names, "design", self.design_option_names))
+            for legend, help_text, names in type(self).fieldsets
+        )
 
     fieldsets = (
         TEXT_FIELDSETS[0],
@@ -196,12 +227,19 @@ class StudyForm(StudyTextsFields):
             self.add_error("tokens_text", "Give a token list or an item list.")
         return items if items is not None else tokens
 
+    def design_options(self) -> dict[str, int]:
+        """The chosen design's options that were given (the others take their defaults)."""
+        data = self.cleaned_data
+        design = DESIGNS.get(data.get("design") or "")
+        names = [p.name for p in design.parameters] if design else []
+        return {name: data[name] for name in names if data.get(name) is not None}
+
     def clean(self) -> dict[str, Any]:
         # Every check runs, whatever else failed: the page lists all problems at once.
         data = super().clean()
         areas = self._areas()
         parameters = {k: data.get(k) for k in ("n_ballots", "alpha", "m", "design")}
-        bad = creating.parameter_errors(**parameters)
+        bad = creating.parameter_errors(**parameters, design_options=self.design_options())
         for field, message in bad.items():
             self.add_error(field, message)
         if areas is None or bad or None in parameters.values() or self.has_error("seed"):
@@ -209,7 +247,7 @@ class StudyForm(StudyTextsFields):
         try:
             self.preview = creating.preview_study(
                 areas, data["n_ballots"], data["alpha"], data["m"], data["design"], data["seed"],
-                data.get("max_items_per_area"),
+                data.get("max_items_per_area"), self.design_options(),
             )  # fmt: skip
         except lifecycle.LifecycleError as exc:
             self.add_error(None, str(exc))
@@ -234,7 +272,15 @@ class StudyForm(StudyTextsFields):
                 "allow_ties", "per_voter_cap", "lease_seconds", "auto_open",
             )
         }  # fmt: skip
-        return {**parameters, **self.texts()}
+        return {**parameters, "design_options": self.design_options(), **self.texts()}
+
+
+def _after(names: tuple[str, ...], anchor: str, extra: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` with ``extra`` inserted after ``anchor`` (unchanged without it)."""
+    if anchor not in names:
+        return names
+    at = names.index(anchor) + 1
+    return (*names[:at], *extra, *names[at:])
 
 
 class EvaluationForm(forms.Form):

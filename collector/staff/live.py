@@ -3,10 +3,12 @@
 ``live_status`` is what ``/staff/<slug>/live.json`` serves and the page polls every few seconds:
 per ballot its answered, open, leased and voided comparisons; for the open ballot the votes per
 minute and the active voters over the last ``WINDOW``, the time left at that rate (and, for the
-API and CSV, its items without an answered comparison); and the measured time
-per comparison (the median response time of the study's votes) with the time and cost it
-projects for every comparison still to come (Eq. 10: person-hours = t_comp x comparisons), beside
-the plan's figure for the same time per comparison. The pay rate comes from the page.
+API and CSV, its items without an answered comparison); and the study's time per comparison
+(:func:`collector.studies.pace.pace`, the rule the consent page's promise uses: trusted voters
+only, the median of their medians, the planning floor until enough have answered; read at most
+a minute ago) with the time and cost it projects for every comparison still to come (Eq. 10:
+person-hours = t_comp x comparisons), beside the plan's figure for the same time per comparison.
+The pay rate comes from the page.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.utils import timezone
 
+from collector.csv_cells import csv_lines
 from collector.models import Ballot, Comparison, Study, Vote
 from collector.staff.access import download, get_study, staff_required
-from collector.staff.exports import csv_lines
 from collector.staff.study_page import interim_ranking
-from collector.studies import bulk_sql, creating, lifecycle
+from collector.studies import creating, lifecycle
+from collector.studies.pace import recent_pace
 
 WINDOW = timedelta(minutes=5)
+PACE_MAX_AGE = 60  # seconds: the time per comparison moves slowly, the counts above are live
 
 
 def live_status(
@@ -69,10 +73,9 @@ def live_status(
             if unanswered:  # what an early close would leave without a score from this ballot
                 row["items_without_answer"] = lifecycle.items_without_answer(ballot.pk)
         ballots.append(row)
-    seconds = bulk_sql.seconds_per_comparison(study.pk)
-    plan = creating.plan(study.items.count(), study.n_ballots, study.alpha, study.m, study.design)
-    adaptive = study.design == Study.Design.ADAPTIVE
-    planned = plan.comparisons_per_ballot if adaptive else [plan.uniform_comparisons]
+    measured = recent_pace(study, PACE_MAX_AGE)
+    seconds = measured.seconds
+    planned = [comparisons for _, _, comparisons in creating.study_plan(study).ballots]
     # Still to answer: the open comparisons of the open and pending ballots, and the planned
     # comparisons of the ballots not generated yet.
     waiting = (Ballot.Status.OPEN, Ballot.Status.PENDING)
@@ -81,11 +84,12 @@ def live_status(
     projection: dict[str, Any] = {
         "comparisons_left": remaining,
         "seconds_per_comparison": seconds,
-        "person_hours_left": None if seconds is None else seconds * remaining / 3600,
-        "planned_person_hours": None if seconds is None else seconds * sum(planned) / 3600,
+        "pace": measured.as_dict(),
+        "person_hours_left": seconds * remaining / 3600,
+        "planned_person_hours": seconds * sum(planned) / 3600,
         "hourly_rate": hourly_rate,
     }
-    if hourly_rate is not None and projection["person_hours_left"] is not None:
+    if hourly_rate is not None:
         projection["cost_left"] = projection["person_hours_left"] * hourly_rate
         projection["planned_cost"] = projection["planned_person_hours"] * hourly_rate
     return {

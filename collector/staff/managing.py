@@ -1,5 +1,7 @@
-"""Staff pages that manage a study: edit its texts, duplicate it, pause and resume it, archive
-and unarchive it, delete it (after its slug is typed).
+"""Staff pages that manage a study: edit its texts, pause and resume it, archive and unarchive
+it, delete it (after its slug is typed); and Duplicate, which opens the new-study form filled
+from the study (:func:`duplicate_initial`; the copy is made by
+:func:`collector.studies.copying.duplicate_study` when the form creates it).
 
 Thin views: each state change is one function of :mod:`collector.studies.lifecycle` (a guarded
 UPDATE, so a double click changes nothing twice) or :mod:`collector.studies.copying`; changes are
@@ -8,15 +10,17 @@ POST only, and their outcome is flashed on the page they lead to.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from collector.models import Study, Vote
-from collector.staff.access import get_study, staff_required
+from collector.staff.access import get_study, staff_required, visible_studies
 from collector.staff.study_forms import DeleteStudyForm, StudyEditForm
 from collector.studies import copying, lifecycle
 
@@ -43,22 +47,28 @@ def _edit_page(request: HttpRequest, study: Study, form: StudyEditForm, status: 
     return render(request, "staff/study_edit.html", {"study": study, "form": form}, status=status)
 
 
-@staff_required
-@require_POST
-def study_duplicate(request: HttpRequest, slug: str) -> HttpResponse:
-    source = get_study(request, slug)
-    try:
-        copy = copying.duplicate_study(source, created_by=request.user)
-    except lifecycle.LifecycleError as exc:
-        messages.error(request, f"The study was not copied: {exc}")
-        return redirect("staff-study", slug=slug)
-    messages.success(
-        request,
-        f"Copied “{source.name}” with its items, parameters and texts; ballot 1 is ready to "
-        "open. The copy has new codes: set them on your platform (or edit them here), and check "
-        "the redirect URL.",
-    )
-    return redirect("staff-study", slug=copy.slug)
+def duplicate_initial(source: Study, fields: Iterable[str]) -> dict[str, Any]:
+    """Duplicate: the new-study form's ``fields`` filled from ``source``, its lists
+    (:func:`copying.stored_lists`), parameters, voting rules and texts under the copy's name,
+    the codes left blank (the copy draws new ones) and ``duplicate_of`` naming the source."""
+    stored = {f.name for f in Study._meta.concrete_fields} - copying.NOT_COPIED
+    initial = {name: getattr(source, name) for name in fields if name in stored}
+    initial["tokens_text"], initial["items_text"] = copying.stored_lists(source)
+    initial.update(name=copying.copy_name(source.name), duplicate_of=source.slug)
+    initial.update(source.design_options or {})  # the design's options (Swiss's window...)
+    return initial
+
+
+def duplicated(request: HttpRequest, form: forms.Form) -> Study | None:
+    """The study a posted new-study form duplicates (its hidden ``duplicate_of``), one of the
+    user's; an unknown one is a form error (nothing is created)."""
+    slug = str(form.data.get("duplicate_of") or "")
+    if not slug:
+        return None
+    source = visible_studies(request.user).filter(slug=slug).first()
+    if source is None:
+        form.add_error(None, f"There is no study {slug!r} of yours to duplicate.")
+    return source
 
 
 def _switch(

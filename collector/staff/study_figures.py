@@ -6,7 +6,8 @@
 - ``top-items``: the final top items' scores ballot by ballot (in the spirit of its Fig. 4);
 - ``top-ranking`` (finished studies): the top of the final ranking with pooled Bradley-Terry
   log-strengths and their 95% intervals, the study's top (its last ballot's items) marked;
-- ``response-times``: response times by voter (pseudonyms).
+- ``response-times``: response times of the most active voters (pseudonyms), among those whose
+  votes carry a response time.
 
 Every figure has a title (the SVG's ``<title>``) and a text alternative for the page.
 """
@@ -14,11 +15,12 @@ Every figure has a title (the SVG's ``<title>``) and a text alternative for the 
 from __future__ import annotations
 
 import io
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncMinute, TruncSecond
 
 import ranking
@@ -51,7 +53,14 @@ class StudyFigure:
         return text[text.index("<svg") :]
 
 
+TITLE_POINTS = 10
+# Characters of the title per line: DejaVu Sans averages under 0.6 em a character.
+TITLE_EM_PER_CHARACTER = 0.62
+
+
 def _figure(title: str, size: tuple[float, float] = (6.4, 4.0)) -> tuple[Any, Any]:
+    """A figure with ``title`` over its whole width (not over the axes, which long tick labels
+    push aside), broken into lines that fit it."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -59,7 +68,8 @@ def _figure(title: str, size: tuple[float, float] = (6.4, 4.0)) -> tuple[Any, An
 
     fig = Figure(figsize=size, layout="constrained")
     ax = fig.add_subplot()
-    ax.set_title(title, fontsize=10)
+    width = int((size[0] * 72 - 12) / (TITLE_POINTS * TITLE_EM_PER_CHARACTER))
+    fig.suptitle(textwrap.fill(title, width=width), fontsize=TITLE_POINTS)
     return fig, ax
 
 
@@ -207,33 +217,55 @@ def top_ranking(study: Study) -> StudyFigure | None:
 
 
 def response_times(study: Study) -> StudyFigure | None:
-    votes = Vote.objects.filter(ballot__study=study, response_ms__isnull=False)
-    busiest = list(
-        votes.values("voter_id", "voter__pseudonym")
-        .annotate(n=Count("id"))
-        .order_by("-n", "voter_id")[:VOTERS_SHOWN]
+    """Box plots of the most active voters' response times (at most ``VOTERS_SHOWN``, most votes
+    first), among the voters whose votes carry one: simulated votes, and votes sent to the API
+    without ``response_ms``, have none."""
+    counted = list(
+        Vote.objects.filter(ballot__study=study)
+        .values("voter_id", "voter__pseudonym")
+        .annotate(n=Count("id"), timed=Count("id", filter=Q(response_ms__isnull=False)))
+        .order_by("-n", "voter_id")
     )
-    if not busiest:
+    timed = [v for v in counted if v["timed"]]
+    if not timed:
         return None
+    busiest = timed[:VOTERS_SHOWN]
     times: dict[int, list[float]] = {v["voter_id"]: [] for v in busiest}
-    for voter, ms in votes.filter(voter_id__in=list(times)).values_list("voter_id", "response_ms"):
-        times[voter].append(max(ms or 0, 1) / 1000)
-    title = f"{study.name}: response times by voter"
+    shown = Vote.objects.filter(voter_id__in=list(times), response_ms__isnull=False)
+    for voter, ms in shown.values_list("voter_id", "response_ms"):
+        times[voter].append(max(ms or 0, 1) / 1000)  # never None here (filtered)
+    untimed = len(counted) - len(timed)
+    timed_only = " with response times" if untimed else ""
+    if len(timed) > len(busiest):
+        who = f"the {len(busiest)} most active of {len(timed)} voters{timed_only}"
+    elif len(busiest) == 1:
+        who = f"the one voter{timed_only}"
+    else:
+        who = f"all {len(busiest)} voters{timed_only}"
+    title = f"{study.name}: response times of {who}"
     fig, ax = _figure(title, (6.4, 4.2))
     ax.boxplot([times[v["voter_id"]] for v in busiest], showfliers=False)
     ax.set_yscale("log")
     ax.set_xticks(
         range(1, len(busiest) + 1),
-        [v["voter__pseudonym"] for v in busiest],
+        [f"{v['voter__pseudonym']} ({v['n']})" for v in busiest],
         rotation=90,
         fontsize=6,
     )
+    ax.set_xlabel("voter (votes), most votes first", fontsize=8)
     ax.set_ylabel("seconds per comparison")
     medians = sorted(float(np.median(times[v["voter_id"]])) for v in busiest)
+    counts = ", ".join(str(v["n"]) for v in busiest[:5]) + (", ..." if len(busiest) > 5 else "")
     text = (
-        f"Box plots of the response times of the {len(busiest)} most active voters (log scale); "
-        f"their medians run from {medians[0]:.1f} s to {medians[-1]:.1f} s."
+        f"Box plots of the response times of {who} (log scale), most votes first ({counts} "
+        f"votes); their medians run from {medians[0]:.1f} s to {medians[-1]:.1f} s."
     )
+    if untimed:
+        text += (
+            f" {untimed} other voter{'s have' if untimed != 1 else ' has'} no response time "
+            "(simulated votes, or votes sent to the API without one) and "
+            f"{'are' if untimed != 1 else 'is'} not shown."
+        )
     return StudyFigure("response-times", title, text, fig)
 
 

@@ -52,7 +52,8 @@ class ErrorSummary:
 
 class Fieldsets(ErrorSummary):
     """Fields shown in groups: ``fieldsets`` lists (legend, help, field names). Fields no group
-    names are shown in a last group, so a field added later is never left off the page."""
+    names are shown in a last group, so a field added later is never left off the page (hidden
+    fields aside: the page puts them in the form as they are)."""
 
     fieldsets: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
@@ -63,7 +64,7 @@ class Fieldsets(ErrorSummary):
             (legend, help_text, [form[n] for n in names if n in form.fields])
             for legend, help_text, names in self.fieldsets
         ]
-        rest = [form[n] for n in form.fields if n not in named]
+        rest = [form[n] for n in form.fields if n not in named and not form[n].is_hidden]
         if rest:
             groups.append(("More settings", "", rest))
         return [g for g in groups if g[2]]

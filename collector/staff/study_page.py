@@ -8,7 +8,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from collector.evaluation import leaderboard, study_data
+from collector.evaluation import leaderboard
+from collector.evaluation.study_data import gold_provenance
 from collector.models import Ballot, ItemScore, Study
 from collector.staff import exports
 from collector.staff.forms import EvaluationForm
@@ -45,7 +46,7 @@ def render_study_page(
         context.update(
             evaluation_form=evaluation_form or EvaluationForm(),
             leaderboard=leaderboard.rows(study),
-            simulated_share=study_data.simulated_vote_share(study),
+            gold=gold_provenance(study),
         )
     return render(request, "staff/study_detail.html", context, status=status)
 

@@ -22,7 +22,6 @@ urlpatterns = [
     path("staff/<slug:slug>/", staff.study_detail, name="staff-study"),
     # Managing a study (collector.staff.managing).
     path("staff/<slug:slug>/edit/", managing.study_edit, name="staff-study-edit"),
-    path("staff/<slug:slug>/duplicate/", managing.study_duplicate, name="staff-study-duplicate"),
     path("staff/<slug:slug>/pause/", managing.study_pause, name="staff-study-pause"),
     path("staff/<slug:slug>/resume/", managing.study_resume, name="staff-study-resume"),
     path("staff/<slug:slug>/archive/", managing.study_archive, name="staff-study-archive"),
@@ -37,6 +36,7 @@ urlpatterns = [
         name="staff-ballot-close",
     ),
     path("staff/<slug:slug>/ranking.csv", staff.ranking_csv, name="staff-ranking-csv"),
+    path("staff/<slug:slug>/ranking.jsonl", staff.ranking_jsonl, name="staff-ranking-jsonl"),
     path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
     path("staff/<slug:slug>/items.csv", staff.items_csv, name="staff-items-csv"),
     path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),

@@ -16,34 +16,46 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
-from collector.staff import crowd, dataset, exports, study_figures, study_page
+from collector.models import Study
+from collector.staff import crowd, dataset, exports, managing, study_figures, study_page
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import StudyForm
-from collector.studies import creating, lifecycle
+from collector.studies import copying, creating, lifecycle
 
 
 @staff_required
 @require_http_methods(["GET", "POST"])
 def study_new(request: HttpRequest) -> HttpResponse:
+    """The new-study form; ``?from=<slug>`` fills it from a study to duplicate."""
     crowds = crowd.crowd_choices(request.user)
     if request.method != "POST":
-        return render(request, "staff/study_form.html", {"form": StudyForm(crowds=crowds)})
+        original = get_study(request, request.GET["from"]) if "from" in request.GET else None
+        initial = managing.duplicate_initial(original, StudyForm.base_fields) if original else None
+        form = StudyForm(initial=initial, crowds=crowds)
+        return render(request, "staff/study_form.html", _form_context(form, original))
     form = StudyForm(request.POST, request.FILES, crowds=crowds)
     valid = form.is_valid()
     form.keep_lists()  # an uploaded list stays in its text box for the next step
-    if not valid:
-        return render(request, "staff/study_form.html", {"form": form}, status=400)
+    original = managing.duplicated(request, form)  # refused: a form error
+    if not valid or form.errors:
+        return render(request, "staff/study_form.html", _form_context(form, original), status=400)
     if request.POST.get("action") == "create":
         try:
-            study = creating.create_study(
-                areas=form.areas, created_by=request.user, **form.study_options()
-            )
+            study = (
+                copying.duplicate_study(original, areas=form.areas, created_by=request.user,
+                                        **form.study_options())
+                if original is not None
+                else creating.create_study(
+                    areas=form.areas, created_by=request.user, **form.study_options()
+                )
+            )  # fmt: skip
         except lifecycle.LifecycleError as exc:
             form.add_error(None, str(exc))
-            return render(request, "staff/study_form.html", {"form": form}, status=400)
+            refused = _form_context(form, original)
+            return render(request, "staff/study_form.html", refused, status=400)
         messages.success(request, f"Study “{study.name}” created; ballot 1 is ready to open.")
         return redirect("staff-study", slug=study.slug)
-    context: dict[str, Any] = {"form": form, "preview": form.preview}
+    context: dict[str, Any] = {**_form_context(form, original), "preview": form.preview}
     if slug := form.cleaned_data.get("crowd_of"):
         context["crowd_study"] = source = get_study(request, slug)
         try:
@@ -53,9 +65,20 @@ def study_new(request: HttpRequest) -> HttpResponse:
         else:
             d = form.cleaned_data
             context["prediction"] = crowd.predict(
-                fitted, form.preview["n_items"], d["m"], d["alpha"], d["n_ballots"], d["seed"]
-            )
+                fitted, form.preview["n_items"], d["m"], d["alpha"], d["n_ballots"], d["seed"],
+                design=d["design"], estimator=d["estimator"],
+            )  # fmt: skip
     return render(request, "staff/study_form.html", context)
+
+
+def _form_context(form: StudyForm, original: Study | None) -> dict[str, Any]:
+    """The form page's context; filled from ``original``: what the page says of the copy."""
+    context: dict[str, Any] = {"form": form}
+    if original is not None:
+        context["duplicate_source"] = original
+        context["duplicate_checks"] = original.checks.count()
+        context["duplicate_items"] = bool(form["items_text"].value())
+    return context
 
 
 @staff_required
@@ -103,6 +126,16 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     except exports.NotFinished as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
     return download(lines, f"{study.slug}-ranking.csv")
+
+
+@staff_required
+def ranking_jsonl(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    try:
+        lines = exports.ranking_jsonl(study)
+    except exports.NotFinished as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain")
+    return download(lines, f"{study.slug}-ranking.jsonl", "application/jsonl")
 
 
 @staff_required

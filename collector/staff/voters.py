@@ -25,11 +25,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 import ranking
+from collector.csv_cells import csv_lines
 from collector.models import Study, VoidedVote, Voter
 from collector.staff.access import download, get_study, staff_required
-from collector.staff.exports import csv_lines
-from collector.studies import bulk_sql
+from collector.studies import attention_checks, bulk_sql
 from collector.voting import store
+from ranking.crowd import MIN_AGREEMENT, RUN_LENGTH, SPEEDER_MS
 
 CSV_HEADER = [
     "voter", "votes", "median_response_ms", "tie_rate", "left_share", "longest_same_side_run",
@@ -42,20 +43,24 @@ FLAGS = ("speeder", "straight_liner", "low_agreement", "failed_checks")
 class Thresholds(forms.Form):
     speeder_ms = forms.IntegerField(
         label="Speeder: median response under (ms)",
-        initial=1500,
+        initial=int(SPEEDER_MS),
         min_value=0,
         max_value=600_000,
         required=False,
     )
     run_length = forms.IntegerField(
         label="Straight-liner: same side in a row",
-        initial=15,
+        initial=RUN_LENGTH,
         min_value=2,
         max_value=10_000,
         required=False,
     )
     min_agreement = forms.FloatField(
-        label="Low agreement: under", initial=0.6, min_value=0.0, max_value=1.0, required=False
+        label="Low agreement: under",
+        initial=MIN_AGREEMENT,
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
     )
     participant = forms.CharField(label="Find a platform id", required=False, max_length=200)
 
@@ -151,7 +156,7 @@ def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[s
         **(figures or empty),
         "checks_passed": person["checks_passed"],
         "checks_failed": failed,
-        "failed_checks": fail_limit > 0 and failed >= fail_limit,
+        "failed_checks": attention_checks.failed_checks(failed, fail_limit),
         "excluded": person["excluded_at"] is not None,
         "excluded_reason": person["excluded_reason"],
     }

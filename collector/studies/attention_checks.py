@@ -1,6 +1,6 @@
 """A study's attention checks: comparisons with a known answer (an obviously related pair against
 an obviously unrelated one), shown to each voter once in ``Study.check_every`` comparisons by the
-voting function (``collector/voting/sql/vote_v3.sql``) and answered into ``CheckAnswer``, never
+voting function (``collector/voting/sql/vote_v4.sql``) and answered into ``CheckAnswer``, never
 into a vote or a score. Here: adding them from a list, removing unused ones, copying them to a
 duplicated study, and the figures per check.
 """
@@ -15,7 +15,12 @@ from django.db.models import Count, Exists, OuterRef, Q
 from collector.models import AttentionCheck, CheckAnswer, Item, Study
 from collector.studies import bulk_sql
 
-__all__ = ["add_checks", "check_figures", "copy_attention_checks", "remove_check"]
+__all__ = ["add_checks", "check_figures", "copy_attention_checks", "failed_checks", "remove_check"]
+
+
+def failed_checks(failed: int, fail_limit: int) -> bool:
+    """A voter with this many failed checks is flagged (``check_fail_limit`` 0: never)."""
+    return fail_limit > 0 and failed >= fail_limit
 
 
 def add_checks(study: Study, rows: list[list[str]]) -> list[AttentionCheck]:

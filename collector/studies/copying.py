@@ -1,6 +1,8 @@
-"""Duplicating a study: the same areas, tokens and items, parameters and texts, as a new study in
-set-up with ballot 1 pending (made by :func:`collector.studies.creating.create_study`, like any
-other study).
+"""Duplicating a study: the same areas, tokens and items, parameters, texts and attention checks,
+as a new study in set-up with ballot 1 pending (made by
+:func:`collector.studies.creating.create_study`, like any other study). Staff duplicate through
+the new-study form filled from the study (:func:`stored_lists` gives its lists), so they can
+change any of it before the copy is created.
 
 The copy gets new codes (completion, no consent, partial, excluded): a code is what a platform
 pays on, so two studies never share one. Votes, voters, scores and evaluations stay with the
@@ -9,6 +11,9 @@ original.
 
 from __future__ import annotations
 
+import csv
+import io
+from itertools import combinations
 from typing import Any
 
 from django.db import transaction
@@ -16,7 +21,7 @@ from django.db import transaction
 from collector.models import Area, Item, Study, Token
 from collector.studies import attention_checks, creating, importing
 
-__all__ = ["duplicate_study", "stored_areas"]
+__all__ = ["copy_name", "duplicate_study", "stored_areas", "stored_lists"]
 
 # Study fields the copy does not take from the original: its identity, its state, its codes.
 NOT_COPIED = frozenset(
@@ -26,8 +31,6 @@ NOT_COPIED = frozenset(
         "completion_code", "no_consent_code", "partial_code", "excluded_code",
     }
 )  # fmt: skip
-# create_study's own arguments (the rest of the copied fields are passed as Study options).
-PARAMETERS = ("n_ballots", "alpha", "m", "design", "estimator", "seed")
 MAX_NAME = 200
 
 
@@ -47,9 +50,30 @@ def stored_areas(study: Study) -> list[importing.AreaSpec]:
         position[token_id] = len(spec.tokens)
         spec.tokens.append(text)
     items = Item.objects.filter(study=study).order_by("index")
-    for area_id, a, b in items.values_list("area_id", "token_a_id", "token_b_id"):
+    for area_id, a, b, kind in items.values_list("area_id", "token_a_id", "token_b_id", "kind"):
         areas[area_id].pairs.append((position[a], position[b]))
+        if study.targets:
+            areas[area_id].kinds.append(kind)
     return list(areas.values())
+
+
+def stored_lists(study: Study) -> tuple[str, str]:
+    """The study's lists as the new-study form takes them: its tokens (``area,token``, in their
+    stored order) and its items (``area,token_a,token_b``, in ``Item.index`` order), the items
+    left empty when every area's items are all pairs of its tokens. Created from these lists, a
+    study has the same items with the same indexes."""
+    areas = stored_areas(study)
+    tokens = [["area", "token"], *([a.name, t] for a in areas for t in a.tokens)]
+    every_pair = all(a.pairs == list(combinations(range(len(a.tokens)), 2)) for a in areas)
+    items = [["area", "token_a", "token_b"]]
+    items += [[a.name, a.tokens[i], a.tokens[j]] for a in areas for i, j in a.pairs]
+    return _csv(tokens), "" if every_pair else _csv(items)
+
+
+def _csv(rows: list[list[str]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
 
 
 def copy_name(name: str) -> str:
@@ -57,17 +81,29 @@ def copy_name(name: str) -> str:
     return name[: MAX_NAME - len(suffix)] + suffix
 
 
-def duplicate_study(source: Study, *, created_by: Any = None) -> Study:
-    """A new study with ``source``'s items, parameters and texts (see the module's docstring)."""
-    fields = {
+def duplicate_study(
+    source: Study,
+    *,
+    created_by: Any = None,
+    areas: list[importing.AreaSpec] | None = None,
+    **changes: Any,
+) -> Study:
+    """A new study with ``source``'s items, parameters, texts and attention checks (see the
+    module's docstring). ``areas`` and ``changes`` (:func:`creating.create_study` arguments and
+    Study fields: what staff set on the new-study form filled from ``source``) replace the
+    source's; fields the form does not show (the attention checks' settings) stay the source's.
+    """
+    fields: dict[str, Any] = {
         f.attname: getattr(source, f.attname)
         for f in Study._meta.concrete_fields
         if f.attname not in NOT_COPIED and f.name not in NOT_COPIED
     }
+    fields.update(changes)
+    name = fields.pop("name", None) or copy_name(source.name)
     with transaction.atomic():
         copy = creating.create_study(
-            name=copy_name(source.name),
-            areas=stored_areas(source),
+            name=name,
+            areas=stored_areas(source) if areas is None else areas,
             created_by=created_by,
             **fields,
         )

@@ -1,14 +1,14 @@
 """Creating a study: validating its parameters against the plan, storing its areas, tokens and
-items in bulk, and generating a ballot's comparisons (Eq. 2 for the ballot sizes, footnote 6 for
-the pairs). The lifecycle (:mod:`collector.studies.lifecycle`) generates each next ballot with
-:func:`generate_ballot`.
+items in bulk, and storing a ballot with the comparisons the study's ballot driver made (the
+design's pairs; Eq. 2 and footnote 6). The lifecycle (:mod:`collector.studies.lifecycle`)
+stores each next ballot with :func:`store_ballot`.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,34 +16,27 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-import ranking
-from collector.models import Area, Ballot, Comparison, Item, ItemScore, Study, Token
+from collector.models import (
+    DEFAULT_TARGET_QUESTION,
+    Area,
+    Ballot,
+    Comparison,
+    Item,
+    ItemScore,
+    Study,
+    Token,
+)
 from collector.studies import bulk_sql, importing
+from collector.studies.designs import Purpose, design_error, driver, study_groups, study_rng
+from ranking.ballots import BallotDriver
+from ranking.designs import advise_design
+from ranking.protocol import StudyPlan, plan_study
 
 log = logging.getLogger(__name__)
 
 
 class LifecycleError(Exception):
     """A requested study or transition is not allowed (the message is user-facing)."""
-
-
-# --- randomness -----------------------------------------------------------------------------
-
-
-class Purpose(enum.IntEnum):
-    """Third entry of a generator's seed: one independent stream per use, per ballot."""
-
-    SAMPLE_ITEMS = 1
-    PAIRS = 2
-    CLOSE = 3
-    FINAL_RANKS = 4
-    EVALUATION = 5  # ballot number 0: the chance baseline and voter bootstrap of every model
-    CROWD_FIT = 6  # ballot number 0: the crowd noise fit's vote sample and calibration
-
-
-def study_rng(study: Study, ballot_number: int, purpose: Purpose) -> np.random.Generator:
-    """The seeded generator for one purpose of one ballot: reruns give the same study."""
-    return np.random.default_rng([int(study.seed) % 2**63, ballot_number, int(purpose)])
 
 
 # --- setting a study up ---------------------------------------------------------------------
@@ -53,7 +46,11 @@ MAX_M = 1000
 
 
 def parameter_errors(
-    n_ballots: int | None, alpha: float | None, m: int | None, design: str | None
+    n_ballots: int | None,
+    alpha: float | None,
+    m: int | None,
+    design: str | None,
+    design_options: dict[str, Any] | None = None,
 ) -> dict[str, str]:
     """What is wrong with each parameter on its own, by name (``n_ballots``, ``alpha``, ``m``,
     ``design``); a ``None`` parameter (unknown yet) is not checked."""
@@ -64,36 +61,174 @@ def parameter_errors(
         errors["alpha"] = f"alpha must lie strictly between 0 and 1, got {alpha}"
     if m is not None and not 1 <= m <= MAX_M:
         errors["m"] = f"M must be between 1 and {MAX_M}, got {m}"
-    if design is not None and design not in Study.Design.values:
-        errors["design"] = f"design must be one of {', '.join(Study.Design.values)}, got {design!r}"
+    problem = design_error(design, design_options)
+    if problem:
+        errors["design"] = problem
     return errors
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a study will run: its ballot driver and the paper's budget with its warnings.
+
+    Attributes
+    ----------
+    driver : the ballots (sizes, ``M``, comparisons) the design runs.
+    budget : the adaptive plan of the same parameters (Eqs. 2-4, 10): the budget every design
+        of the study spends, and the Section 2.7 bounds; for a target study, the plan of its
+        largest target.
+    targets : a target study's candidates per target (None for an area study).
+    """
+
+    driver: BallotDriver
+    budget: StudyPlan
+    targets: np.ndarray | None = None
+
+    @property
+    def ballots(self) -> list[tuple[int, int, int]]:
+        """``(N(k), M_k, comparisons)`` of every ballot."""
+        return [(p.n_items, p.nominal_m, p.comparisons) for p in self.driver.schedule]
+
+    @property
+    def warnings(self) -> list[str]:
+        """The Section 2.7 warnings, for designs that run several ballots (per target size in
+        a target study)."""
+        if self.driver.n_ballots == 1:
+            return []
+        if self.targets is None:
+            return self.budget.warnings
+        return target_warnings(self.targets, self.budget)
+
+    def totals(self) -> list[tuple[str, str]]:
+        """The plan's totals as (what, value) lines: the page's ballot table shows the rest."""
+        design, p = self.driver.design, self.budget
+        lines = [("Design", f"{design.describe()}: {design.summary}")]
+        if self.targets is not None:
+            sizes, advice = self.targets, advise_design(self.targets)
+            lines += [
+                ("Targets", f"{sizes.size}, of {sizes.min()} to {sizes.max()} candidates "
+                            f"(median {np.median(sizes):g}); each ranked on its own"),
+                ("Comparisons in all", f"{self.driver.total_comparisons:,}"),
+                ("Recommended design", " ".join([advice.design, *(
+                    f"({k} {v})" for k, v in advice.options.items())]) + f": {advice.reason}"),
+            ]  # fmt: skip
+            return lines
+        if self.driver.n_ballots == 1:
+            return lines + [
+                ("Comparisons in all", f"{self.driver.total_comparisons:,} "
+                                       f"(M = {self.ballots[0][1]} per item)"),
+                ("The adaptive plan's budget", f"{p.total_comparisons:,} comparisons in "
+                 f"{p.n_ballots} ballots (alpha = {p.alpha:g}, M = {p.m}, M_top = {p.m_top})"),
+            ]  # fmt: skip
+        return lines + [
+            ("Comparisons in all (Eq. 3)", f"{self.driver.total_comparisons:,}"),
+            ("M_top = n_b × M (Eq. 4)", str(p.m_top)),
+            ("M_unif = 2 N_comp / N_items", f"{p.m_unif:.2f}"),
+            ("One ballot, same budget", f"M = {p.uniform_m} ({p.uniform_comparisons:,} "
+                                        "comparisons)"),
+        ]  # fmt: skip
+
+    def text(self, *, warnings: bool = True) -> str:
+        """The plan as text (commands print it; pages show the warnings apart)."""
+        design = self.driver.design
+        lines = [f"Design: {design.describe()}. {design.summary}", ""]
+        if self.targets is not None:
+            return "\n".join(lines + target_summary(self, warnings=warnings))
+        if self.driver.n_ballots == 1:
+            n, m_k, comparisons = self.ballots[0]
+            lines += [
+                f"One ballot of all {n} items, M = {m_k} ({comparisons:,} comparisons, the "
+                "budget of the adaptive plan below).",
+                "",
+            ]
+        body = str(self.budget) if warnings and self.warnings else self.budget.summary()
+        return "\n".join(lines) + body
+
+
 def plan(
-    n_items: int, n_ballots: int, alpha: float, m: int, design: str = Study.Design.ADAPTIVE
-) -> ranking.StudyPlan:
-    """Validate the parameters and return ``ranking.plan_study``'s plan (with warnings)."""
-    errors = list(parameter_errors(n_ballots, alpha, m, design).values())
+    n_items: int,
+    n_ballots: int,
+    alpha: float,
+    m: int,
+    design: str = "adaptive",
+    design_options: dict[str, Any] | None = None,
+    *,
+    groups: np.ndarray | None = None,
+) -> Plan:
+    """Validate the parameters and return the plan (driver, budget and warnings).
+
+    ``groups``: a target study's target of every item (each target is planned on its own).
+    """
+    errors = list(parameter_errors(n_ballots, alpha, m, design, design_options).values())
     if n_items < 2:
         errors.append(f"a study needs at least two items, got {n_items}")
     if errors:
         raise LifecycleError("; ".join(errors))
+    probe = Study(
+        n_ballots=n_ballots, alpha=alpha, m=m, design=design,
+        design_options=design_options or {}, seed=0,
+    )  # fmt: skip
     try:
-        return ranking.plan_study(n_items, n_ballots, alpha, m)
+        ballots = driver(probe, n_items, groups=groups)
+        if groups is None:
+            return Plan(ballots, plan_study(n_items, n_ballots, alpha, m))
+        sizes = ballots.group_sizes
+        largest = plan_study(int(sizes.max()), n_ballots, alpha, m, keep_two=True)
+        return Plan(ballots, largest, sizes)
     except ValueError as exc:
         raise LifecycleError(str(exc)) from None
 
 
-def ballot_plan(study: Study) -> list[tuple[int, int]]:
-    """``(N(k), M_k)`` of every ballot the study will run (Eq. 2; uniform = one ballot)."""
-    n_items = study.items.count() if study.pk else 0
-    return plan_ballots(n_items, study.n_ballots, study.alpha, study.m, study.design)
+def study_plan(study: Study, n_items: int | None = None) -> Plan:
+    """The plan of a stored study."""
+    n = study.items.count() if n_items is None else n_items
+    return plan(
+        n, study.n_ballots, study.alpha, study.m, study.design, study.design_options,
+        groups=study_groups(study),
+    )  # fmt: skip
 
 
-def plan_ballots(n_items: int, n_ballots: int, alpha: float, m: int, design: str):
-    if design == Study.Design.UNIFORM:
-        return [(n_items, plan(n_items, n_ballots, alpha, m, design).uniform_m)]
-    return [(size, m) for size in ranking.ballot_sizes(n_items, alpha, n_ballots)]
+def target_warnings(sizes: np.ndarray, largest: StudyPlan) -> list[str]:
+    """Section 2.7 for a target study: the largest target's bounds, and the targets too small
+    for the ballots asked (their later ballots keep two candidates)."""
+    nb, alpha = largest.n_ballots, largest.alpha
+    warnings = [f"Targets of {largest.n_items} candidates: {w}" for w in largest.warnings]
+    if nb >= 2:
+        lower = (2 / sizes) ** (1 / (nb - 1))
+        small = sizes[alpha < lower]
+        if small.size:
+            warnings.append(
+                f"{small.size} target{'s' if small.size > 1 else ''} (from {small.min()} to "
+                f"{small.max()} candidates) are too small for {nb} ballots at alpha = "
+                f"{alpha:g} (Section 2.7: alpha >~ (2/N)^(1/(n_b-1))): their later ballots keep "
+                "two candidates, compared again and again."
+            )
+    return warnings
+
+
+def target_summary(planned: Plan, *, warnings: bool) -> list[str]:
+    """A target study's plan as text lines: its targets, ballots and advice."""
+    sizes = planned.targets
+    assert sizes is not None
+    advice = advise_design(sizes)
+    lines = [
+        f"Target study: {sizes.size} targets, {int(sizes.sum())} items; candidates per "
+        f"target from {sizes.min()} to {sizes.max()} (median {np.median(sizes):g}).",
+        "Every comparison pairs two candidates of one target; each target is ranked on its own.",
+        "",
+        "  ballot  items  comparisons  (per target: smallest - largest)",
+    ]
+    for plan_k in planned.driver.schedule:
+        lines.append(
+            f"  {plan_k.number:>6}  {plan_k.n_items:>5}  {plan_k.comparisons:>11,}  "
+            f"({plan_k.sizes.min()} - {plan_k.sizes.max()} candidates, M = {plan_k.nominal_m})"
+        )
+    lines += ["", f"Total: {planned.driver.total_comparisons:,} comparisons."]
+    name = advice.design + "".join(f", {k} {v}" for k, v in advice.options.items())
+    lines += ["", f"Recommended design: {name} ({advice.reason})."]
+    if warnings and planned.warnings:
+        lines += ["", "Warnings (Section 2.7):", *[f"  - {w}" for w in planned.warnings]]
+    return lines
 
 
 def preview_study(
@@ -104,6 +239,9 @@ def preview_study(
     design: str,
     seed: int,
     max_items_per_area: int | None = None,
+    design_options: dict[str, Any] | None = None,
+    *,
+    targets: bool = False,
 ) -> dict[str, Any]:
     """What :func:`create_study` would run, without creating anything (the staff preview)."""
     if max_items_per_area:
@@ -112,38 +250,29 @@ def preview_study(
             areas, max_items_per_area, study_rng(probe, 0, Purpose.SAMPLE_ITEMS)
         )
     n_items = importing.count_items(areas)
-    study_plan = plan(n_items, n_ballots, alpha, m, design)
+    groups = area_groups(areas) if targets else None
+    planned = plan(n_items, n_ballots, alpha, m, design, design_options, groups=groups)
     return {
+        "targets": targets,
         "n_items": n_items,
         "n_areas": len(areas),
         "areas": [(a.name, len(a.tokens), len(a.pairs)) for a in areas],
-        "plan": study_plan,
-        "ballots": [
-            (n, m_k, ranking.protocol.ballot_comparisons(n, m_k))
-            for n, m_k in plan_ballots(n_items, n_ballots, alpha, m, design)
-        ],
-        "warnings": study_plan.warnings if design == Study.Design.ADAPTIVE else [],
-        # The warnings get their own box on the page.
-        "text": plan_text(study_plan, design, warnings=False),
+        "plan": planned.budget,
+        "ballots": planned.ballots,
+        "warnings": planned.warnings,
+        # The page shows the ballots as a table, the totals under it, the warnings in a box.
+        "totals": planned.totals(),
     }
 
 
-def plan_text(study_plan: ranking.StudyPlan, design: str, *, warnings: bool = True) -> str:
-    body = str(study_plan) if warnings else study_plan.summary()
-    if design == Study.Design.UNIFORM:
-        return (
-            f"Uniform design: one ballot of all {study_plan.n_items} items, "
-            f"M = {study_plan.uniform_m} ({study_plan.uniform_comparisons:,} comparisons, the "
-            f"budget of the adaptive plan below).\n\n{body}"
-        )
-    return body
+def area_groups(areas: list[importing.AreaSpec]) -> np.ndarray:
+    """The area (a target study's target) of every item, in item order."""
+    return np.repeat(np.arange(len(areas), dtype=np.int64), [len(a.pairs) for a in areas])
 
 
 def describe_plan(study: Study) -> list[str]:
     """The study's plan as text lines (commands print it)."""
-    n_items = study.items.count()
-    study_plan = plan(n_items, study.n_ballots, study.alpha, study.m, study.design)
-    return plan_text(study_plan, study.design).splitlines()
+    return study_plan(study).text().splitlines()
 
 
 def _unique_slug(name: str) -> str:
@@ -161,7 +290,8 @@ def create_study(
     n_ballots: int,
     alpha: float,
     m: int,
-    design: str = Study.Design.ADAPTIVE,
+    design: str = "adaptive",
+    design_options: dict[str, Any] | None = None,
     estimator: str = Study.Estimator.RESCALED_BORDA,
     seed: int = 0,
     max_items_per_area: int | None = None,
@@ -180,21 +310,30 @@ def create_study(
         )
     study = Study(
         name=name, n_ballots=n_ballots, alpha=alpha, m=m, design=design,
-        estimator=estimator, seed=seed, created_by=created_by, **options,
+        design_options=design_options or {}, estimator=estimator, seed=seed,
+        created_by=created_by, **options,
     )  # fmt: skip
+    if study.targets and "question" not in options:
+        study.question = DEFAULT_TARGET_QUESTION
     if max_items_per_area:
         areas = importing.sample_items(
             areas, max_items_per_area, study_rng(study, 0, Purpose.SAMPLE_ITEMS)
         )
     n_items = importing.count_items(areas)
-    plan(n_items, n_ballots, alpha, m, design)
-    sizes = plan_ballots(n_items, n_ballots, alpha, m, design)
+    groups = area_groups(areas) if study.targets else None
+    plan(n_items, n_ballots, alpha, m, design, design_options, groups=groups)
+    ballots = driver(study, n_items, groups=groups)
+    members = np.arange(n_items, dtype=np.int64)
+    pairs = ballots.pairs(1, members, np.full(n_items, np.nan))
     with transaction.atomic():
         study.slug = _unique_slug(name)
         study.save()
         item_ids = _store_items(study, areas)
-        generate_ballot(study, 1, np.arange(n_items), sizes[0][1], item_ids)
-    log.info("study %s created: %d items, plan %s", study.slug, n_items, sizes)
+        store_ballot(study, 1, members, pairs, ballots.schedule[0].nominal_m, item_ids)
+    log.info(
+        "study %s created: %d items, %s, ballots %s", study.slug, n_items,
+        ballots.design.describe(), [(p.n_items, p.nominal_m) for p in ballots.schedule],
+    )  # fmt: skip
     return study
 
 
@@ -253,19 +392,28 @@ def _store_items(study: Study, areas: list[importing.AreaSpec]) -> np.ndarray:
             "area_id": np.repeat(area_ids, n_pairs),
             "token_a_id": token_ids[pairs[:, 0]],
             "token_b_id": token_ids[pairs[:, 1]],
+            "kind": np.array(
+                [k for a in areas for k in (a.kinds or [""] * len(a.pairs))], dtype=object
+            ),
         },
         {"study_id": study.pk},
     )
     return item_ids
 
 
-def generate_ballot(
-    study: Study, number: int, members: np.ndarray, m: int, item_ids: np.ndarray, *, open_now=False
+def store_ballot(
+    study: Study,
+    number: int,
+    members: np.ndarray,
+    pairs: np.ndarray,
+    m: int,
+    item_ids: np.ndarray,
+    *,
+    open_now: bool = False,
 ) -> Ballot:
-    """Store ballot ``number`` with its members and comparisons (left = first of the pair)."""
+    """Store ballot ``number``: its members and the driver's comparisons (left = first of the
+    pair, handed out in the pairs' order)."""
     now = timezone.now()
-    members = np.sort(np.asarray(members, dtype=np.int64))
-    pairs = ranking.designs.ballot_pairs(members, m, study_rng(study, number, Purpose.PAIRS))
     ballot = Ballot.objects.create(
         study=study, number=number, m=m, n_items=len(members), n_comparisons=len(pairs),
         status=Ballot.Status.OPEN if open_now else Ballot.Status.PENDING,

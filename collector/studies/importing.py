@@ -1,10 +1,14 @@
-"""Parsing uploaded token and item lists into areas, tokens and items.
+"""Parsing uploaded token, item and target lists into areas, tokens and items.
 
-Two formats, CSV or TSV (detected from the first line), an optional header row, blank lines
+Three formats, CSV or TSV (detected from the first line), an optional header row, blank lines
 ignored:
 
 - tokens: ``area,token`` rows; every pair of tokens inside an area becomes an item;
-- items: ``area,token_a,token_b`` rows; exactly these pairs become items.
+- items: ``area,token_a,token_b`` rows; exactly these pairs become items;
+- targets: ``target,candidate[,kind]`` rows (a target study): every (target, candidate) is an
+  item; a target is stored as an area whose first token is the target itself, so an item's
+  ``token_a`` is its target and ``token_b`` its candidate. ``kind`` is ``positive``,
+  ``distractor`` or ``random`` (optional).
 
 Every problem is reported with its line number, all at once, and nothing is created: callers get
 an :class:`ImportFailed` carrying the list of messages.
@@ -22,6 +26,8 @@ import numpy as np
 TOKENS_HEADER = ("area", "token")
 CHECKS_HEADER = ("related_a", "related_b", "unrelated_a", "unrelated_b")
 ITEMS_HEADER = ("area", "token_a", "token_b")
+TARGETS_HEADER = ("target", "candidate", "kind")
+KINDS = ("positive", "distractor", "random")
 MAX_TEXT = 200  # Token.text and Area.name lengths
 MAX_ERRORS = 20  # enough to fix a file; a wholly wrong file would otherwise print thousands
 
@@ -43,6 +49,7 @@ class AreaSpec:
     name: str
     tokens: list[str] = field(default_factory=list)
     pairs: list[tuple[int, int]] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)  # a target study's candidate kinds, or []
 
 
 def _decode(data: bytes | str, what: str, max_bytes: int) -> str:
@@ -67,8 +74,11 @@ def _decode(data: bytes | str, what: str, max_bytes: int) -> str:
     return text
 
 
-def _rows(text: str, what: str, header: tuple[str, ...]) -> Iterable[tuple[int, list[str]]]:
-    """Yield (line number, stripped cells) of the non-blank data rows."""
+def _rows(
+    text: str, what: str, header: tuple[str, ...], optional: int = 0
+) -> Iterable[tuple[int, list[str]]]:
+    """Yield (line number, stripped cells) of the non-blank data rows; the header row may
+    leave out the last ``optional`` columns."""
     first = text.lstrip("\ufeff").split("\n", 1)[0]
     delimiter = "\t" if "\t" in first else ","
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
@@ -78,7 +88,8 @@ def _rows(text: str, what: str, header: tuple[str, ...]) -> Iterable[tuple[int, 
         cells = [c.strip() for c in cells]
         if not any(cells):
             continue
-        if not seen_data and tuple(c.lower() for c in cells) == header:
+        names = tuple(c.lower() for c in cells)
+        if not seen_data and names in {header[: len(header) - k] for k in range(optional + 1)}:
             seen_data = True  # the header row
             continue
         seen_data = True
@@ -202,6 +213,67 @@ def parse_items(
     return kept
 
 
+def parse_targets(data: bytes | str, *, max_bytes: int, what: str = "targets") -> list[AreaSpec]:
+    """Parse ``target,candidate[,kind]`` rows: one area per target, its candidates' items.
+
+    Refused, by line: an empty cell, a candidate equal to its target, a candidate twice for one
+    target, an unknown kind, and a target with fewer than two candidates.
+    """
+    text = _decode(data, what, max_bytes)
+    errors: list[str] = []
+    targets: dict[str, AreaSpec] = {}
+    target_line: dict[str, int] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for line, cells in _rows(text, what, TARGETS_HEADER, optional=1):
+        if len(cells) == 3 and not cells[2]:
+            cells = cells[:2]  # an empty kind: none
+        if len(cells) in (2, 3):
+            problems = _check_cells(line, cells, what, TARGETS_HEADER[: len(cells)])
+        else:
+            problems = [
+                f"{what}, line {line}: expected 2 or 3 columns (target,candidate[,kind]), "
+                f"found {len(cells)}"
+            ]
+        if problems:
+            errors += problems
+            continue
+        target, candidate = cells[0], cells[1]
+        kind = cells[2].lower() if len(cells) == 3 else ""
+        if kind and kind not in KINDS:
+            errors.append(
+                f"{what}, line {line}: unknown kind {cells[2]!r} (use {', '.join(KINDS)} or "
+                "leave it empty)"
+            )
+            continue
+        if candidate.casefold() == target.casefold():
+            errors.append(f"{what}, line {line}: the candidate {candidate!r} is its own target")
+            continue
+        key = (target, candidate.casefold())
+        if key in first_line:
+            errors.append(
+                f"{what}, line {line}: duplicate candidate {candidate!r} of target {target!r} "
+                f"(first on line {first_line[key]})"
+            )
+            continue
+        first_line[key] = line
+        target_line.setdefault(target, line)
+        spec = targets.setdefault(target, AreaSpec(target, [target]))
+        spec.pairs.append((0, len(spec.tokens)))
+        spec.tokens.append(candidate)
+        spec.kinds.append(kind)
+    if not targets and not errors:
+        errors.append(f"{what}: the file has a header but no rows")
+    for spec in targets.values():
+        if len(spec.pairs) < 2:
+            errors.append(
+                f"{what}, line {target_line[spec.name]}: target {spec.name!r} has "
+                f"{len(spec.pairs)} candidate; a target needs at least two to compare"
+            )
+    if errors:
+        raise ImportFailed(errors)
+    return list(targets.values())
+
+
 def sample_items(
     areas: list[AreaSpec], max_per_area: int, rng: np.random.Generator
 ) -> list[AreaSpec]:
@@ -216,11 +288,12 @@ def sample_items(
         )
     out = []
     for spec in areas:
-        pairs = spec.pairs
+        pairs, kinds = spec.pairs, spec.kinds
         if len(pairs) > max_per_area:
             keep = np.sort(rng.choice(len(pairs), size=max_per_area, replace=False))
             pairs = [pairs[int(k)] for k in keep]
-        out.append(AreaSpec(spec.name, spec.tokens, pairs))
+            kinds = [kinds[int(k)] for k in keep] if kinds else []
+        out.append(AreaSpec(spec.name, spec.tokens, pairs, kinds))
     return out
 
 

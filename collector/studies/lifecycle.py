@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -31,13 +30,10 @@ import ranking
 from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
 from collector.studies import bulk_sql, pooled_fit
-from collector.studies.creating import (
-    LifecycleError,
-    Purpose,
-    generate_ballot,
-    plan_ballots,
-    study_rng,
-)
+from collector.studies.creating import LifecycleError, store_ballot
+from collector.studies.designs import driver
+from ranking.ballots import BallotDriver
+from ranking.protocol import ranks_within_groups
 
 __all__ = [
     "CHECK_SETTINGS",
@@ -174,17 +170,12 @@ def close_ballot(ballot_id: int) -> str:
         study = ballot.study
         _void_open(ballot.pk)  # an automatic close has none; a crash-retry of an early close may
         n_items = study.items.count()
-        sizes = plan_ballots(n_items, study.n_ballots, study.alpha, study.m, study.design)
-        last = ballot.number >= len(sizes)
-        n_next = 0 if last else sizes[ballot.number][0]
+        ballots = driver(study, n_items)
         members = bulk_sql.ballot_members(ballot.pk)
         pairs, first_score = bulk_sql.answered_pairs(study.pk, [ballot.pk])
         state = _study_state(study, ballot, n_items)
-        _, out = ranking.close_ballot(
-            state, members, pairs, first_score, n_next,
-            study_rng(study, ballot.number, Purpose.CLOSE),
-            estimator=cast(ranking.protocol.Estimator, study.estimator),
-        )  # fmt: skip
+        closed = ballots.close(state, ballot.number, members, pairs, first_score)
+        out = closed.outcome
         item_ids = bulk_sql.item_ids_by_index(study.pk)
         bulk_sql.update_scores(
             ballot.pk,
@@ -199,12 +190,12 @@ def close_ballot(ballot_id: int) -> str:
         Ballot.objects.filter(id=ballot.pk).update(
             status=Ballot.Status.CLOSED, closed_at=timezone.now()
         )
-        if last:
-            _finish(study, out.score, item_ids)
+        if closed.next_pairs is None:
+            _finish(study, ballots, out.score, item_ids)
             return f"ballot {ballot.number} closed; study {study.slug} finished"
-        nxt = generate_ballot(
-            study, ballot.number + 1, out.next_items, sizes[ballot.number][1], item_ids,
-            open_now=study.auto_open,
+        nxt = store_ballot(
+            study, ballot.number + 1, closed.next_members, closed.next_pairs,
+            ballots.schedule[ballot.number].nominal_m, item_ids, open_now=study.auto_open,
         )  # fmt: skip
     return f"ballot {ballot.number} closed; ballot {nxt.number} is {nxt.status}"
 
@@ -212,11 +203,14 @@ def close_ballot(ballot_id: int) -> str:
 _SCORE_FIELDS = ("wins", "ties", "appearances", "x", "y", "ybar", "strength")
 
 
-def _finish(study: Study, scores: np.ndarray, item_ids: np.ndarray) -> None:
-    ranks = ranking.protocol.ranks_from_scores(
-        scores, study_rng(study, study.n_ballots + 1, Purpose.FINAL_RANKS)
-    )
-    bulk_sql.update_items(study.pk, item_ids, {"final_rank": ranks, "final_score": scores})
+def _finish(study: Study, ballots: BallotDriver, scores: np.ndarray, item_ids: np.ndarray) -> None:
+    """The final ranking (every item by its score, Section 2.6; and within its target in a
+    target study), the stored pooled fit, and the study finished."""
+    ranks = ballots.final_ranks(scores)
+    columns = {"final_rank": ranks, "final_score": scores}
+    if ballots.grouped:
+        columns["rank_in_target"] = ranks_within_groups(ranks, ballots.groups)
+    bulk_sql.update_items(study.pk, item_ids, columns)
     pooled_fit.store_pooled_fit(study.pk)
     Study.objects.filter(id=study.pk).update(
         status=Study.Status.FINISHED, finished_at=timezone.now()

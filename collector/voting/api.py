@@ -31,6 +31,7 @@ from rest_framework.exceptions import (
     ParseError,
     PermissionDenied,
     Throttled,
+    UnsupportedMediaType,
 )
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
@@ -93,8 +94,22 @@ class VoterTokenScheme(OpenApiAuthenticationExtension):
         return {"type": "apiKey", "in": "header", "name": TOKEN_HEADER}
 
 
+JSON_MEDIA_TYPE = "application/json"
+
+
 def json_body(request: HttpRequest) -> Any:
-    """The request's JSON body (``{}`` when empty); malformed or absurdly nested JSON is a 400."""
+    """The request's JSON body (``{}`` when empty, sent without a Content-Type).
+
+    A body (or a Content-Type) that is not ``application/json`` is a 415; malformed or absurdly
+    nested JSON is a 400.
+    """
+    media = request.content_type or ""  # without its parameters (charset)
+    if (request.body or request.META.get("CONTENT_TYPE")) and media.lower() != JSON_MEDIA_TYPE:
+        raise UnsupportedMediaType(
+            media or "none",
+            detail=f"Send the body as JSON (Content-Type: {JSON_MEDIA_TYPE}), "
+            f"not {media or 'without a Content-Type'}.",
+        )
     if not request.body:
         return {}
     try:
@@ -198,7 +213,7 @@ class CreateVoter(VotingEndpoint):
         description="Returns a voter token. With a participant id, the same participant always "
         "gets the same voter (200); otherwise a new anonymous voter is created (201).",
         request=VoterRequest,
-        responses={201: VoterShape, 200: VoterShape, **error_responses(400, 404)},
+        responses={201: VoterShape, 200: VoterShape, **error_responses(400, 404, 415)},
         tags=["voting"],
     )
     def post(self, request: HttpRequest, slug: str) -> JsonResponse:
@@ -245,7 +260,7 @@ class Votes(VoterTokenEndpoint):
         responses={
             201: AssignmentShape,
             200: AssignmentShape,
-            **error_responses(400, 401, 403, 404, 409),
+            **error_responses(400, 401, 403, 404, 409, 415),
         },
         examples=[EXAMPLE],
         tags=["voting"],

@@ -113,6 +113,18 @@ def session_voter(request: HttpRequest, slug: str) -> Voter | None:
     return Voter(pk=voter_id) if isinstance(voter_id, int) else None
 
 
+def consented_before(study: Study, identity: Identity) -> bool:
+    """This platform participant is a voter of the study who agreed to take part before."""
+    if not identity.participant:
+        return False
+    return Voter.objects.filter(
+        study=study,
+        source=identity.source,
+        participant=identity.participant,
+        consented_at__isnull=False,
+    ).exists()
+
+
 def consent(request: HttpRequest, study: Study, identity: Identity, address: str = "") -> Voter:
     """The visitor agreed to take part: find or create their voter and keep it in the session.
 

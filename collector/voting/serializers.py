@@ -25,6 +25,28 @@ class StringField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+def _is_json_number(data: Any) -> bool:
+    return isinstance(data, int | float) and not isinstance(data, bool)
+
+
+class JsonIntegerField(serializers.IntegerField):
+    """An IntegerField that takes only a JSON integer (DRF's would take "5", "5.0" and 5.0)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class JsonNumberField(serializers.FloatField):
+    """A FloatField that takes only a JSON number (DRF's would take "5" and true as 1.0)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if not _is_json_number(data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class VoterRequest(serializers.Serializer):
     participant = StringField(
         required=False,
@@ -35,9 +57,9 @@ class VoterRequest(serializers.Serializer):
 
 
 class VoteRequest(serializers.Serializer):
-    comparison_id = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    comparison_id = JsonIntegerField(min_value=1, max_value=MAX_ID)
     choice = serializers.ChoiceField(choices=Vote.Choice.values)
-    response_ms = serializers.FloatField(
+    response_ms = JsonNumberField(
         required=False,
         allow_null=True,
         min_value=0,
@@ -96,6 +118,7 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
         403: "The token belongs to another study.",
         404: "Unknown study (or comparison).",
         409: "Comparison not leased to this voter, already answered, or ballot closed.",
+        415: "A body that is not JSON (its Content-Type is not application/json).",
     }
     return {c: OpenApiResponse(ErrorShape, description=text[c]) for c in codes}
 

@@ -1,11 +1,12 @@
 """Handing out comparisons and recording votes: Python's side of the voting rules.
 
-The rules live in one SQL function, ``collector_vote_v3`` (``sql/vote_v3.sql``, created by a
-migration): in one round trip it stores a vote (or an attention check's answer) or says exactly
-why not, and hands the voter their next comparison (or check). This module calls it, turns a
-refusal into :class:`VoteRejected` (an HTTP status and a message) and tells the lifecycle when a
-ballot may have received its last vote. Excluding a voter is the SQL function
-``collector_exclude_voter`` (``sql/exclude_voter.sql``), called by :func:`exclude_voter`.
+The rules live in one SQL function, ``collector_vote_v4`` (``sql/vote_v4.sql``, created by
+migration 0011): in one round trip it stores a vote (or an attention check's answer) or says
+exactly why not, and hands the voter their next comparison (or check). This module calls it,
+reading its columns by name, turns a refusal into :class:`VoteRejected` (an HTTP status and a
+message) and tells the lifecycle when a ballot may have received its last vote. Excluding a
+voter is the SQL function ``collector_exclude_voter`` (``sql/exclude_voter.sql``), called by
+:func:`exclude_voter`.
 
 The rules, in brief (the SQL file has them in full):
 
@@ -95,10 +96,6 @@ REFUSALS: dict[str, tuple[int, Any]] = {
     ),
     "excluded": (409, gettext_lazy("You can no longer take part in this study.")),
 }
-_VOTE_SQL = (
-    "SELECT * FROM collector_vote_v3(%s::text, %s::bigint, %s::text, %s::bigint, %s::varchar,"
-    " %s::integer, %s::timestamptz, %s::boolean, %s::integer, %s::float8)"
-)
 
 
 class VoteRejected(Exception):
@@ -208,7 +205,7 @@ class VoterToken(NamedTuple):
 
 
 class _Result(NamedTuple):
-    """A row of ``collector_vote_v3`` (its OUT columns, in order)."""
+    """What Python reads of a ``collector_vote_v4`` row (:data:`_COLUMNS` names its columns)."""
 
     outcome: str
     voter: int | None
@@ -232,6 +229,28 @@ class _Result(NamedTuple):
     right: tuple[Any, ...]
 
 
+# Each _Result field and the function's OUT column it reads, by name: the statement selects the
+# columns by name, so neither their order in the function nor a column it adds can shift what
+# Python reads, and a column it lacks is an error, not a wrong value.
+_COLUMNS = {
+    "outcome": "outcome", "voter": "out_voter", "study": "out_study", "cap": "out_cap",
+    "finished": "out_finished", "code": "out_code", "ballot": "out_ballot",
+    "ballot_open": "out_ballot_open", "ballot_size": "out_ballot_size",
+    "answered": "out_answered", "vote_id": "vote_id", "vote_ballot": "vote_ballot",
+    "vote_ms": "vote_ms", "vote_created": "vote_created", "open_left": "open_left",
+    "excluded": "out_excluded", "paused": "out_paused", "pair_id": "pair_id",
+}  # fmt: skip
+assert tuple(_COLUMNS) == _Result._fields[: len(_COLUMNS)]
+_SIDE = ("item", "index", "a", "a_text", "b", "b_text")  # a Side's columns: l_* and r_*
+_SELECTED = (*_COLUMNS.values(), *(f"l_{c}" for c in _SIDE), *(f"r_{c}" for c in _SIDE))
+_VOTE_SQL = (
+    f"SELECT {', '.join(_SELECTED)} FROM collector_vote_v4(%s::text, %s::bigint, %s::text,"
+    " %s::bigint, %s::varchar, %s::integer, %s::timestamptz, %s::boolean, %s::integer,"
+    " %s::float8)"
+)
+_N, _S = len(_COLUMNS), len(_SIDE)
+
+
 def _call(
     voter: Voter | VoterToken,
     cid: int | None = None,
@@ -250,7 +269,7 @@ def _call(
     with connection.cursor() as cur:
         cur.execute(_VOTE_SQL, [*who, cid, choice, response_ms, now, hand_out, *bound])
         row = cur.fetchone()
-    result = _Result._make([*row[:18], tuple(row[18:24]), tuple(row[24:30])])
+    result = _Result._make((*row[:_N], row[_N : _N + _S], row[_N + _S :]))
     refusal = REFUSALS.get(result.outcome)
     if refusal is not None:
         status, detail = refusal

@@ -40,6 +40,11 @@ def script_messages() -> dict[str, str]:
         "notAccepted": gettext("That answer was not accepted."),
         "nextPair": gettext("{reason} Here is your next pair."),
         "retrying": gettext("Connection problem: trying again in {seconds} s…"),
+        # Over the voting rate limit (429): the answer waits for the server's Retry-After.
+        "slowDown": gettext(
+            "You are answering faster than this study allows. Please wait: your answer is sent "
+            "in {seconds} s."
+        ),
         "unreachable": gettext(
             "We could not reach the server. Your answer is not lost: press “Try again”."
         ),

@@ -87,15 +87,24 @@ def consent_context(study: Study, **flags: Any) -> dict[str, Any]:
 @require_http_methods(["GET", "POST"])
 @voter_page
 def study_link(request: HttpRequest, study: Study) -> HttpResponse:
-    """Consent and instructions; POST (the start button) creates or finds the voter."""
+    """Consent and instructions; POST (the start button) creates or finds the voter.
+
+    An archived study takes nobody (the page says it is closed). A platform participant who
+    consented before goes straight on to the voting page when the browser keeps this site's
+    cookies; without them (another browser, or a frame that keeps none) the page offers
+    **Continue** instead of asking for consent again.
+    """
     # The form posts back to this URL with its query string, so the identity survives.
     who = identity.identify(request.GET)
     if refused := VotingThrottle().refusal(request):  # the start button registers a voter
         page = render(request, "voting/busy.html", {"study": study}, status=429)
         page["Retry-After"] = refused["Retry-After"]
         return page
-    running = study.status == Study.Status.RUNNING
-    if request.method == "POST" and not who.preview and running:
+    closed = study.archived_at is not None
+    running = study.status == Study.Status.RUNNING and not closed
+    consented = running and not who.preview and identity.consented_before(study, who)
+    straight_on = request.method == "GET" and consented and bool(request.COOKIES)
+    if straight_on or (request.method == "POST" and not who.preview and running):
         identity.consent(request, study, who, VotingThrottle().get_ident(request))
         language.remember(request, study.slug, translation.get_language())
         return redirect("voting:vote", slug=study.slug)
@@ -104,10 +113,11 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
         study,
         preview=who.preview,
         open=running,
-        returning=identity.session_voter(request, study.slug) is not None,
+        closed=closed,
+        returning=consented or identity.session_voter(request, study.slug) is not None,
         start_url=request.get_full_path(),
         decline_url=reverse("voting:declined", kwargs={"slug": study.slug}) + query,
-        refresh=not running and study.status != Study.Status.FINISHED,
+        refresh=not running and not closed and study.status != Study.Status.FINISHED,
     )
     return render(request, "voting/study_link.html", context)
 

@@ -14,8 +14,14 @@ from .noise import (
     fit_crowd,
 )
 from .quality import (
+    MIN_AGREEMENT,
+    RUN_LENGTH,
+    SPEEDER_MS,
+    AnswerPatterns,
     VoterQuality,
+    answer_patterns,
     position_bias,
+    speed_flags,
     voter_quality,
 )
 from .voters import (
@@ -31,6 +37,11 @@ from .voters import (
 
 __all__ = [
     "CROWD_FORMAT",
+    "MIN_AGREEMENT",
+    "RUN_LENGTH",
+    "SPEEDER_MS",
+    "AnswerPatterns",
+    "answer_patterns",
     "assign_voters",
     "CrowdFit",
     "CrowdModel",
@@ -41,6 +52,7 @@ __all__ = [
     "reference_relatedness",
     "similarity_for",
     "SimulatedCrowd",
+    "speed_flags",
     "true_ranks",
     "underlying_similarity",
     "voter_quality",

@@ -5,7 +5,9 @@ median response time, tie rate, share of left answers, longest run of answers on
 and agreement with the consensus: the share of their (non-tie) votes that a pooled
 Bradley-Terry fit of *everyone else's* votes predicts (leave-one-voter-out, ties left out).
 Flags mark speeders (median response under a threshold), straight-liners (a run of the same
-side at least so long) and low agreement. :func:`position_bias` is the crowd's share of left
+side at least so long) and low agreement. :func:`answer_patterns` gives the figures that need no
+fit (votes, median response time, longest run) on their own, for a whole study at once, and
+:func:`speed_flags` the flags they give. :func:`position_bias` is the crowd's share of left
 answers with its interval.
 """
 
@@ -19,9 +21,23 @@ import numpy.typing as npt
 from .._validation import FloatArray, IntArray, check_comparisons, check_int
 from ..protocol.bradley_terry import DEFAULT_BT_ALPHA, bradley_terry
 
-__all__ = ["VoterQuality", "position_bias", "voter_quality"]
+__all__ = [
+    "MIN_AGREEMENT",
+    "RUN_LENGTH",
+    "SPEEDER_MS",
+    "AnswerPatterns",
+    "VoterQuality",
+    "answer_patterns",
+    "position_bias",
+    "speed_flags",
+    "voter_quality",
+]
 
 LEAVE_ONE_OUT_MAX_VOTERS = 200  # beyond: one pooled fit predicts everyone (a fit per voter)
+# The flags' default thresholds (the staff's voter table starts from them).
+SPEEDER_MS = 1500.0  # a median response under this flags a speeder
+RUN_LENGTH = 15  # this many answers on the same side in a row flag a straight-liner
+MIN_AGREEMENT = 0.6  # agreement under this (with 10 predictable votes) flags low agreement
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,15 +75,115 @@ class VoterQuality:
     leave_one_out: bool
 
 
-def _longest_run(sides: npt.NDArray[np.int8]) -> int:
-    """Most consecutive equal non-zero entries (+1 left, -1 right, 0 tie breaks a run)."""
-    best = run = 0
-    previous = 0
-    for side in sides.tolist():
-        run = run + 1 if side != 0 and side == previous else (1 if side != 0 else 0)
-        previous = side
-        best = max(best, run)
-    return best
+@dataclass(frozen=True, eq=False)
+class AnswerPatterns:
+    """Per-voter figures that need no fit, each an array over ``voters`` (ascending ids).
+
+    Attributes
+    ----------
+    voters : numpy.ndarray of int64
+    votes : numpy.ndarray of int64
+    median_ms : numpy.ndarray of float64
+        NaN for a voter whose votes carry no response time.
+    longest_run : numpy.ndarray of int64
+        Most consecutive answers on the same side (left or right; a tie breaks a run), in vote
+        order.
+    """
+
+    voters: IntArray
+    votes: IntArray
+    median_ms: FloatArray
+    longest_run: IntArray
+
+
+def answer_patterns(
+    voter: npt.ArrayLike, first_score: npt.ArrayLike, response_ms: npt.ArrayLike | None = None
+) -> AnswerPatterns:
+    """Every voter's votes, median response time and longest same-side run, without a loop over
+    voters or votes (a million votes take a fraction of a second).
+
+    Parameters
+    ----------
+    voter : array_like of int, shape (P,)
+        The voter of every vote, in the order the votes were cast.
+    first_score : array_like of float, shape (P,)
+        1.0 left chosen, 0.0 right, 0.5 tie.
+    response_ms : array_like of float, shape (P,), optional
+        NaN where unknown.
+
+    Returns
+    -------
+    AnswerPatterns
+    """
+    scores = np.asarray(first_score, dtype=np.float64)
+    who = np.asarray(voter, dtype=np.int64)
+    times = (
+        np.full(scores.size, np.nan)
+        if response_ms is None
+        else np.asarray(response_ms, dtype=np.float64)
+    )
+    if who.shape != scores.shape or times.shape != scores.shape or scores.ndim != 1:
+        raise ValueError("voter, first_score and response_ms need one entry per vote")
+    if not np.all((scores == 0.0) | (scores == 0.5) | (scores == 1.0)):
+        raise ValueError("first_score must be 0.0, 0.5 or 1.0")
+    voters, index = np.unique(who, return_inverse=True)
+    k = voters.size
+    # Medians: the known times sorted by voter, then by time; each voter's middle one (or two).
+    known = np.isfinite(times)
+    owner, known_times = index[known], times[known]
+    ordered = known_times[np.lexsort((known_times, owner))]
+    counts = np.bincount(owner, minlength=k)
+    starts = np.cumsum(counts) - counts
+    median_ms = np.full(k, np.nan)
+    has = counts > 0
+    low = starts[has] + (counts[has] - 1) // 2
+    high = starts[has] + counts[has] // 2
+    median_ms[has] = (ordered[low] + ordered[high]) / 2
+    # Runs: each voter's votes in vote order; a run starts at a new voter or a new side.
+    sides = np.where(scores == 0.5, 0, np.where(scores == 1.0, 1, -1))
+    order = np.argsort(index, kind="stable")
+    side, whose = sides[order], index[order]
+    starts_run = np.ones(side.size, dtype=bool)
+    starts_run[1:] = (side[1:] != side[:-1]) | (whose[1:] != whose[:-1])
+    lengths = np.bincount(np.cumsum(starts_run) - 1)
+    decided = side[starts_run] != 0
+    longest = np.zeros(k, dtype=np.int64)
+    np.maximum.at(longest, whose[starts_run][decided], lengths[decided])
+    return AnswerPatterns(
+        voters=voters,
+        votes=np.bincount(index, minlength=k).astype(np.int64),
+        median_ms=median_ms,
+        longest_run=longest,
+    )
+
+
+def speed_flags(
+    median_ms: npt.ArrayLike,
+    longest_run: npt.ArrayLike,
+    *,
+    speeder_ms: float = SPEEDER_MS,
+    run_length: int = RUN_LENGTH,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The flags that need no fit: speeders and straight-liners.
+
+    Parameters
+    ----------
+    median_ms : array_like of float
+        Each voter's median response time (NaN: none known, never a speeder).
+    longest_run : array_like of int
+        Each voter's most consecutive answers on the same side.
+    speeder_ms : float, optional
+        A median under this flags a speeder.
+    run_length : int, optional
+        A run at least this long flags a straight-liner.
+
+    Returns
+    -------
+    speeder, straight_liner : numpy.ndarray of bool
+    """
+    median = np.asarray(median_ms, dtype=np.float64)
+    runs = np.asarray(longest_run, dtype=np.int64)
+    return np.isfinite(median) & (median < speeder_ms), runs >= run_length
 
 
 def voter_quality(
@@ -77,9 +193,9 @@ def voter_quality(
     voter: npt.ArrayLike,
     response_ms: npt.ArrayLike | None = None,
     *,
-    speeder_ms: float = 1500.0,
-    run_length: int = 15,
-    min_agreement: float = 0.6,
+    speeder_ms: float = SPEEDER_MS,
+    run_length: int = RUN_LENGTH,
+    min_agreement: float = MIN_AGREEMENT,
     alpha: float = DEFAULT_BT_ALPHA,
     consensus: npt.ArrayLike | None = None,
 ) -> VoterQuality:
@@ -135,17 +251,10 @@ def voter_quality(
     left = np.bincount(index, (scores == 1.0) * 1.0, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         left_share = np.where(decided > 0, left / decided, np.nan)
-    sides = np.where(ties, 0, np.where(scores == 1.0, 1, -1)).astype(np.int8)
+    patterns = answer_patterns(who, scores, times)
+    median_ms, longest = patterns.median_ms, patterns.longest_run
     order = np.argsort(index, kind="stable")
     bounds = np.searchsorted(index[order], np.arange(k + 1))
-    median_ms = np.full(k, np.nan)
-    longest = np.zeros(k, dtype=np.int64)
-    for v in range(k):
-        mine = order[bounds[v] : bounds[v + 1]]
-        known = times[mine][np.isfinite(times[mine])]
-        if known.size:
-            median_ms[v] = float(np.median(known))
-        longest[v] = _longest_run(sides[mine])
     agreement = np.full(k, np.nan)
     predictable = np.zeros(k, dtype=np.int64)
     leave_one_out = k <= LEAVE_ONE_OUT_MAX_VOTERS
@@ -166,6 +275,9 @@ def voter_quality(
         if predictable[v]:
             agreed = (d[usable] > 0) == (scores[mine][usable] == 1.0)
             agreement[v] = float(agreed.mean())
+    speeder, straight_liner = speed_flags(
+        median_ms, longest, speeder_ms=speeder_ms, run_length=run_length
+    )
     return VoterQuality(
         voters=voters,
         votes=votes,
@@ -174,8 +286,8 @@ def voter_quality(
         left_share=left_share,
         longest_run=longest,
         agreement=agreement,
-        speeder=np.isfinite(median_ms) & (median_ms < speeder_ms),
-        straight_liner=longest >= run_length,
+        speeder=speeder,
+        straight_liner=straight_liner,
         low_agreement=(predictable >= 10) & (agreement < min_agreement),
         leave_one_out=leave_one_out,
     )

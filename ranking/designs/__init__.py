@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .adaptive import Adaptive
-from .base import Design, Parameter
+from .advice import Advice, advise_design
+from .base import AdaptiveSchedule, Design, OneBallotSchedule, Parameter
 from .random_pairs import ballot_pairs
 from .repeats import cap_repeats, pair_cap
 from .round_robin import RoundRobin, round_robin_pairs
@@ -27,11 +28,15 @@ __all__ = [
     "DEFAULT_DESIGN",
     "DESIGNS",
     "Adaptive",
+    "AdaptiveSchedule",
+    "Advice",
     "Design",
+    "OneBallotSchedule",
     "Parameter",
     "RoundRobin",
     "Swiss",
     "Uniform",
+    "advise_design",
     "ballot_pairs",
     "cap_repeats",
     "get_design",

@@ -98,6 +98,10 @@ class Design(ABC):
         ``keep_two``: a target of a target study (:func:`ranking.ballot_sizes`).
         """
 
+    def ballot_count(self, n_ballots: int) -> int:
+        """How many ballots this design runs for a study asking for ``n_ballots``."""
+        return len(self.schedule(2**20, n_ballots, 0.5, 1, keep_two=True))
+
     @abstractmethod
     def pairs(
         self, ballot: int, members: IntArray, score: FloatArray, m: int, rng: np.random.Generator
@@ -139,6 +143,9 @@ class Design(ABC):
 class AdaptiveSchedule:
     """Mixin: the paper's adaptive schedule, ``N(k)`` of Eq. 2 with ``M`` every ballot."""
 
+    def ballot_count(self, n_ballots: int) -> int:
+        return n_ballots
+
     def schedule(
         self, n_items: int, n_ballots: int, alpha: float, m: int, *, keep_two: bool = False
     ) -> list[tuple[int, int]]:
@@ -147,6 +154,9 @@ class AdaptiveSchedule:
 
 class OneBallotSchedule:
     """Mixin: one ballot of every item with the adaptive plan's budget (``M_unif``, Eq. 4)."""
+
+    def ballot_count(self, n_ballots: int) -> int:
+        return 1
 
     def schedule(
         self, n_items: int, n_ballots: int, alpha: float, m: int, *, keep_two: bool = False

@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 from .._validation import IntArray, check_generator, check_int, check_item_ids
 
-__all__ = ["ballot_pairs"]
+__all__ = ["ballot_pairs", "placed"]
 
 # Degree-preserving swap rounds tried before falling back to the circulant construction.
 _MAX_SWAP_ROUNDS = 40
@@ -57,8 +57,17 @@ def ballot_pairs(items: npt.ArrayLike, m: int, rng: np.random.Generator) -> IntA
         if rest:
             parts.append(_simple_regular(n, rest, gen))
         positions = np.concatenate(parts)
-    shuffled = np.take(positions, gen.permutation(positions.shape[0]), axis=0)
-    flip = gen.random(positions.shape[0]) < 0.5
+    return placed(positions, ids, gen)
+
+
+def placed(positions: IntArray, ids: IntArray, rng: np.random.Generator) -> IntArray:
+    """Comparisons of positions as item ids, rows in random order and sides at random.
+
+    Every design ends with this: the order in which a ballot's comparisons are handed out and
+    which item is shown on the left must say nothing about the items (position bias).
+    """
+    shuffled = np.take(positions, rng.permutation(positions.shape[0]), axis=0)
+    flip = rng.random(positions.shape[0]) < 0.5
     first, second = shuffled[:, 0], shuffled[:, 1]
     result = np.empty_like(shuffled)
     result[:, 0] = np.take(ids, np.where(flip, second, first))

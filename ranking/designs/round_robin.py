@@ -6,6 +6,7 @@ import numpy as np
 
 from .._validation import FloatArray, IntArray, check_generator, check_int, check_item_ids
 from .base import Design, OneBallotSchedule
+from .random_pairs import placed
 
 __all__ = ["RoundRobin", "round_robin_pairs"]
 
@@ -54,6 +55,7 @@ def round_robin_pairs(items: IntArray, m: int, rng: np.random.Generator) -> IntA
     Returns
     -------
     numpy.ndarray of int64, shape (ceil(len(items) * m / 2), 2)
+        Rows in random order, sides at random.
 
     Examples
     --------
@@ -67,7 +69,7 @@ def round_robin_pairs(items: IntArray, m: int, rng: np.random.Generator) -> IntA
         raise ValueError(f"a ballot needs at least two items, got {n}")
     per_item = check_int(m, "m", minimum=1)
     gen = check_generator(rng)
-    order = ids[gen.permutation(n)]
+    order = ids[gen.permutation(n)]  # who sits where
     seats = n + n % 2  # a bye seat when n is odd
     wanted = -(-n * per_item // 2)
     rows: list[IntArray] = []
@@ -80,10 +82,7 @@ def round_robin_pairs(items: IntArray, m: int, rng: np.random.Generator) -> IntA
         rows.append(take)
         made += take.shape[0]
         r += 1
-    pairs = order[np.concatenate(rows)]
-    flip = gen.random(pairs.shape[0]) < 0.5
-    pairs[flip] = pairs[flip, ::-1]
-    return pairs
+    return placed(np.concatenate(rows), order, gen)
 
 
 def _circle_round(seats: int, r: int) -> IntArray:

@@ -7,7 +7,7 @@ import numpy as np
 from .._validation import FloatArray, IntArray, check_generator, check_int, check_item_ids
 from ..protocol.scores import ranks_from_scores
 from .base import AdaptiveSchedule, Design, Parameter
-from .random_pairs import ballot_pairs
+from .random_pairs import ballot_pairs, placed
 from .repeats import cap_repeats, pair_cap
 
 __all__ = ["Swiss", "swiss_pairs"]
@@ -87,6 +87,7 @@ def swiss_pairs(
     Returns
     -------
     numpy.ndarray of int64, shape (ceil(len(items) * m / 2), 2)
+        Rows in random order, sides at random.
     """
     ids = check_item_ids(items)
     n = ids.size
@@ -107,4 +108,4 @@ def swiss_pairs(
     repaired, _ = cap_repeats(proposed, pair_cap(cap, n, per_item))
     by_place = np.empty(n, dtype=np.int64)
     by_place[place] = ids
-    return by_place[repaired]
+    return placed(repaired, by_place, gen)

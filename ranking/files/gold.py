@@ -6,7 +6,10 @@ comment unless the caller names one:
 ``study``
     The study's ranking export, ``rank,item_id,area,token_a,token_b,score,last_ballot,
     appearances,wins,ties,x_1..x_K`` (only ``rank``, ``item_id``, ``token_a`` and ``token_b``
-    are required). Areas come from ``area``; ``last_ballot`` gives each ballot's items.
+    are required). Areas come from ``area``; ``last_ballot`` gives each ballot's items. The
+    same as JSON Lines (``ranking.jsonl``: one object per item with these keys), which keeps
+    the tokens exact where the CSV writes a token a spreadsheet would run (``=x``, ``+x``,
+    ``-x``, ``@x``) behind a ``'``.
 ``pairs``
     Rated word pairs as WordSim-353 or SimLex-999 ship them: ``w1<TAB>w2<TAB>score`` (a comma,
     or runs of whitespace when the first data line has neither a tab nor a comma, also
@@ -24,6 +27,7 @@ sharing their mid-rank.
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,12 +150,15 @@ def _data_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def detect_gold_format(path: str | Path) -> GoldFormat:
-    """``study`` (header has ``rank`` and ``item_id``), ``grouped`` (``query`` and
-    ``candidate``) or ``pairs`` (anything else), from the first non-comment line."""
+    """``study`` (header has ``rank`` and ``item_id``, or the line is a JSON object),
+    ``grouped`` (``query`` and ``candidate``) or ``pairs`` (anything else), from the first
+    non-comment line."""
     data = _data_lines(read_lines(path))
     if not data:
         raise InputFileError(path, "holds no data lines")
     first = data[0][1]
+    if first.lstrip().startswith("{"):
+        return "study"  # JSON Lines: only the study's ranking comes so
     fields = {f.lower() for f in split_fields(first, _guess_delimiter(first))}
     if {"rank", "item_id"} <= fields:
         return "study"
@@ -228,8 +235,7 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
     data = [(n, t) for n, t in lines if t.strip()]
     if not data:
         raise InputFileError(path, "holds no data lines")
-    parsed = csv.reader([t for _, t in data])
-    header = [h.strip() for h in next(parsed)]
+    header, body = _study_rows(path, data)
     missing = [c for c in _STUDY_REQUIRED if c not in header]
     if missing:
         raise InputFileError(path, f"the ranking header lacks {', '.join(missing)}", data[0][0])
@@ -241,7 +247,7 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
     areas: list[str] = []
     scores: list[float] = []
     last: list[int] = []
-    for (number, _), row in zip(data[1:], parsed, strict=True):
+    for number, row in body:
         if len(row) != len(header):
             raise InputFileError(
                 path, f"expected {len(header)} columns as in the header, found {len(row)}", number
@@ -258,7 +264,7 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
         if "last_ballot" in col:
             text = row[col["last_ballot"]].strip()
             last.append(_int_at(path, number, text, "last_ballot", 1) if text else 1)
-    numbers = [n for n, _ in data[1:]]
+    numbers = [n for n, _ in body]
     _check_distinct(path, ids, numbers, "item_id")
     _check_distinct(path, ranks, numbers, "rank")
     if len(ids) < 2:
@@ -274,6 +280,43 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
         last_ballot=np.asarray(last, dtype=np.int64) if last else None,
         source=str(path),
     )
+
+
+def _study_rows(
+    path: str | Path, data: list[tuple[int, str]]
+) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the numbered rows (cells as text) of a study ranking, CSV or JSON Lines."""
+    if not data[0][1].lstrip().startswith("{"):
+        parsed = csv.reader([t for _, t in data])
+        header = [h.strip() for h in next(parsed)]
+        return header, [(n, row) for (n, _), row in zip(data[1:], parsed, strict=True)]
+    records = [(n, _json_object(path, n, t)) for n, t in data]
+    header = list(records[0][1])
+    body = []
+    for number, record in records:
+        if list(record) != header:
+            raise InputFileError(
+                path, f"keys {list(record)} differ from the first line's {header}", number
+            )
+        body.append((number, [_json_cell(v) for v in record.values()]))
+    return header, body
+
+
+def _json_object(path: str | Path, line: int, text: str) -> dict[str, object]:
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise InputFileError(path, f"not a JSON object ({error})", line) from None
+    if not isinstance(value, dict):
+        raise InputFileError(path, f"not a JSON object: {text[:40]!r}", line)
+    return value
+
+
+def _json_cell(value: object) -> str:
+    """A JSON value as the CSV's cell: null empty, a text exactly as it is."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _int_at(path: str | Path, line: int, text: str, what: str, minimum: int) -> int:

@@ -177,6 +177,8 @@ def plan_study(
     alpha: float,
     m: int,
     seconds_per_comparison: float | None = None,
+    *,
+    keep_two: bool = False,
 ) -> StudyPlan:
     """Plan an adaptive study: sizes, budget, cost and broken Section 2.7 bounds.
 
@@ -192,6 +194,9 @@ def plan_study(
         Comparisons per item and ballot (at least 1).
     seconds_per_comparison : float, optional
         Average time of one comparison ``t_comp``, for the cost of Eq. 10.
+    keep_two : bool, optional
+        A target of a target study: later ballots keep two items instead of being refused
+        (:func:`ballot_sizes`); the bounds still warn.
 
     Returns
     -------
@@ -213,11 +218,11 @@ def plan_study(
             raise ValueError(
                 f"seconds_per_comparison must be a positive number, got {seconds_per_comparison!r}"
             )
-    sizes = ballot_sizes(n, a, nb)
-    comparisons = comparisons_per_ballot(n, a, nb, per_item)
+    sizes = ballot_sizes(n, a, nb, keep_two=keep_two)
+    comparisons = comparisons_per_ballot(n, a, nb, per_item, keep_two=keep_two)
     total = sum(comparisons)
     m_unif = 2 * total / n
-    m_uniform = uniform_m(n, nb, a, per_item)
+    m_uniform = uniform_m(n, nb, a, per_item, keep_two=keep_two)
     return StudyPlan(
         n_items=n,
         n_ballots=nb,

@@ -12,6 +12,7 @@ __all__ = [
     "borda_scores",
     "group_slopes",
     "ranks_from_scores",
+    "ranks_within_groups",
     "rescale",
     "rescale_slope",
     "running_mean",
@@ -248,3 +249,28 @@ def ranks_from_scores(scores: npt.ArrayLike, rng: np.random.Generator) -> IntArr
     ranks = np.empty(values.size, dtype=np.int64)
     ranks[order] = np.arange(1, values.size + 1)
     return ranks
+
+
+def ranks_within_groups(ranks: npt.ArrayLike, groups: npt.ArrayLike) -> IntArray:
+    """Study-wide ranks (1 = best) turned into ranks within each group, in the same order.
+
+    A target study ranks each target's candidates on their own: ``rank_in_target``.
+
+    Examples
+    --------
+    >>> ranks_within_groups([3, 1, 4, 2, 5], [0, 1, 0, 1, 0]).tolist()
+    [1, 1, 2, 2, 3]
+    """
+    rank = np.asarray(ranks, dtype=np.int64)
+    group = np.asarray(groups, dtype=np.int64)
+    if rank.shape != group.shape or rank.ndim != 1:
+        raise ValueError(
+            f"ranks and groups must be one-dimensional of one length, got "
+            f"{rank.shape} and {group.shape}"
+        )
+    order = np.lexsort((rank, group))
+    sorted_groups = group[order]
+    within = np.arange(order.size) - np.searchsorted(sorted_groups, sorted_groups, side="left")
+    result = np.empty_like(rank)
+    result[order] = within + 1
+    return result

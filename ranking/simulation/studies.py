@@ -34,6 +34,7 @@ from ..designs import Design, Uniform, get_design
 from ..evaluation.metrics import kendall, weighted_kendall, weighted_spearman
 from ..protocol.bradley_terry import DEFAULT_BT_ALPHA
 from ..protocol.closing import ESTIMATORS, Estimator
+from ..protocol.scores import ranks_within_groups
 
 __all__ = [
     "METRICS",
@@ -227,15 +228,7 @@ def _designs(designs: Sequence[DesignChoice], variant: Variant) -> dict[str, Des
 
 
 def _within_groups(ranks: IntArray, groups: IntArray | None) -> IntArray:
-    """Study-wide ranks (1 = best) turned into ranks within each group (same order)."""
-    if groups is None:
-        return ranks
-    order = np.lexsort((ranks, groups))
-    sorted_groups = groups[order]
-    within = np.arange(order.size) - np.searchsorted(sorted_groups, sorted_groups, side="left")
-    result = np.empty_like(ranks)
-    result[order] = within + 1
-    return result
+    return ranks if groups is None else ranks_within_groups(ranks, groups)
 
 
 def _metrics(

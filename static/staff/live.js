@@ -32,17 +32,27 @@
       ballotText.textContent = "No ballot is open.";
     }
     var p = data.projection;
-    if (p.seconds_per_comparison === null) {
-      projectionText.textContent = p.comparisons_left + " comparisons still to answer; the time per comparison is not measured yet.";
+    var pace = p.pace;
+    var basis;
+    if (pace.settled) {
+      basis = "the median of " + pace.trusted_voters + " trusted voters' median response times";
+    } else if (pace.measured_seconds !== null && pace.measured_seconds > pace.floor_seconds) {
+      basis = "the median of " + pace.trusted_voters + " trusted voters' median response times; never under the planning floor of " +
+        fixed(pace.floor_seconds, 1) + " s until " + pace.min_trusted_voters + " trusted voters have answered";
     } else {
-      var text = "Measured time per comparison: " + fixed(p.seconds_per_comparison, 1) + " s. Still to answer: " +
-        p.comparisons_left + " comparisons, about " + fixed(p.person_hours_left, 1) + " person-hours (the whole plan: " +
-        fixed(p.planned_person_hours, 1) + " at this pace)";
-      if (p.cost_left !== undefined) {
-        text += "; at " + fixed(p.hourly_rate, 2) + " an hour, about " + fixed(p.cost_left, 2) + " still to pay (the whole plan: " + fixed(p.planned_cost, 2) + ")";
-      }
-      projectionText.textContent = text + ".";
+      basis = "the planning floor, kept until " + pace.min_trusted_voters + " trusted voters have answered (" + pace.trusted_voters +
+        " so far" + (pace.measured_seconds === null ? "" : ", their median " + fixed(pace.measured_seconds, 1) + " s") + ")";
     }
+    if (pace.left_out_voters) {
+      basis += "; " + pace.left_out_voters + " flagged or excluded voter" + (pace.left_out_voters === 1 ? "" : "s") + " left out";
+    }
+    var text = "Time per comparison: " + fixed(p.seconds_per_comparison, 1) + " s (" + basis + "). Still to answer: " +
+      p.comparisons_left + " comparisons, about " + fixed(p.person_hours_left, 1) + " person-hours (the whole plan: " +
+      fixed(p.planned_person_hours, 1) + " at this pace)";
+    if (p.cost_left !== undefined) {
+      text += "; at " + fixed(p.hourly_rate, 2) + " an hour, about " + fixed(p.cost_left, 2) + " still to pay (the whole plan: " + fixed(p.planned_cost, 2) + ")";
+    }
+    projectionText.textContent = text + ".";
   }
 
   async function poll() {

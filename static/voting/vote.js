@@ -21,6 +21,7 @@
   var busy = false;
   var pending = null; // the body of an answer the server has not acknowledged yet
   var MAX_ATTEMPTS = 6;
+  var MAX_WAIT_S = 300; // the longest Retry-After the page honours before asking again
 
   function pairText(item) { return item.token_a + " \u2013 " + item.token_b; }
 
@@ -96,6 +97,14 @@
     showMessage(T.reloadFailed, false);
   }
 
+  // Seconds to wait from a 429's Retry-After (seconds or an HTTP date), at least 1.
+  function retryAfter(resp) {
+    var value = resp.headers.get("Retry-After") || "";
+    var seconds = /^\d+$/.test(value.trim()) ? Number(value) : (Date.parse(value) - Date.now()) / 1000;
+    if (!isFinite(seconds)) seconds = 5;
+    return Math.min(MAX_WAIT_S, Math.max(1, Math.ceil(seconds)));
+  }
+
   async function deliver(focused) {
     var delay = 1000;
     for (var attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -107,7 +116,16 @@
         handle(await resp.json(), focused);
         return;
       }
-      if (resp && resp.status >= 400 && resp.status < 500 && resp.status !== 408 && resp.status !== 429) {
+      if (resp && resp.status === 429) {
+        // Over the rate limit: not a connection problem. Wait as long as the server asks, then
+        // send the same answer again (a wait does not use up an attempt).
+        var wait = retryAfter(resp);
+        showMessage(fmt(T.slowDown, { seconds: wait }), false);
+        await sleep(wait * 1000);
+        attempt--;
+        continue;
+      }
+      if (resp && resp.status >= 400 && resp.status < 500 && resp.status !== 408) {
         // Rejected (not a network problem): retrying would not help. Say why and move on.
         pending = null;
         var body = {};
@@ -131,10 +149,20 @@
     showMessage(T.unreachable, true);
   }
 
+  // Whether the element shows a keyboard focus ring (a browser without :focus-visible: no).
+  function ringShown(el) {
+    try { return el.matches(":focus-visible"); } catch (e) { return false; }
+  }
+
   function answer(choice) {
     if (busy || !state.comparison) return;
     if (choice === "tie" && !hasTie) return;
-    var focused = buttons.indexOf(document.activeElement) >= 0 ? document.activeElement : null;
+    // A keyboard user's place (a button with a visible focus ring) comes back with the next pair;
+    // after a click or a tap the focus goes, so no ring is left that looks like a choice.
+    var active = document.activeElement;
+    var onButton = buttons.indexOf(active) >= 0;
+    var focused = onButton && ringShown(active) ? active : null;
+    if (onButton && !focused) active.blur();
     setBusy(true);
     pending = {
       comparison_id: state.comparison.id,

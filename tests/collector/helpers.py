@@ -73,11 +73,12 @@ def export(command: str, study: Study, tmp_path: Path) -> str:
     return path.read_text()
 
 
-def finish_in_process(study: Study, monkeypatch) -> Study:
-    """Answer and close every ballot of an auto-opening study in this process (no worker)."""
+def finish_in_process(study: Study, monkeypatch, **simulation) -> Study:
+    """Answer and close every ballot of an auto-opening study in this process (no worker);
+    ``simulation`` overrides :func:`simulate`'s options (``voters=20``)."""
     for number in range(1, exports.ballots_run(study) + 1):
         monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
-        simulate(study)
+        simulate(study, **simulation)
         monkeypatch.undo()
         lifecycle.close_ballot(study.ballots.get(number=number).pk)
     study.refresh_from_db()
@@ -92,9 +93,10 @@ def staff_user(client=None, username: str = "owner"):
     return user
 
 
-def finished_study(monkeypatch, **options) -> Study:
-    """A study of 10 tokens (45 items) answered by the simulated crowd to its end, in process."""
+def finished_study(monkeypatch, *, simulation: dict | None = None, **options) -> Study:
+    """A study of 10 tokens (45 items) answered by the simulated crowd to its end, in process
+    (``simulation``: :func:`simulate`'s options)."""
     study = make_study(**{"n_tokens": 10, "n_ballots": 2, "auto_open": True, **options})
-    finish_in_process(study, monkeypatch)
+    finish_in_process(study, monkeypatch, **(simulation or {}))
     assert study.status == Study.Status.FINISHED
     return study

@@ -1,6 +1,9 @@
-"""The admin keeps the staff pages' ownership rule and never shows a voter's API token."""
+"""The admin keeps the staff pages' ownership rule and never shows a voter's API token; it and
+the staff login carry the product's name, and every page an icon."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -93,3 +96,27 @@ def test_a_superuser_filters_votes_by_any_study(client, monkeypatch):
     page = client.get("/admin/collector/vote/").content.decode()
     assert f"?study={a.pk}" in page and f"?study={b.pk}" in page
     assert "2 votes" in client.get(f"/admin/collector/vote/?study={a.pk}").content.decode()
+
+
+def test_the_staff_login_page_carries_the_products_name_and_icon(client):
+    page = client.get("/admin/login/?next=/staff/").content.decode()
+    assert "<title>Log in | Relatedness collector</title>" in page
+    assert '<a href="/admin/">Relatedness collector</a>' in page
+    assert "Django administration" not in page and "Django site admin" not in page
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+
+
+def test_every_page_has_an_icon_and_browsers_asking_for_favicon_ico_get_one(client):
+    from django.contrib.staticfiles import finders
+
+    study = make_study(slug="iconic")
+    svg = finders.find("favicon.svg")
+    assert svg is not None and Path(svg).read_text().startswith("<svg")
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200
+    assert icon["Content-Type"] in ("image/x-icon", "image/vnd.microsoft.icon")
+    assert b"".join(icon.streaming_content)[:4] == b"\x00\x00\x01\x00"  # an ICO file
+    root = get_user_model().objects.create_superuser("root", password="x" * 16)
+    client.force_login(root)
+    for url in ("/staff/", f"/staff/{study.slug}/", "/staff/new/", "/admin/"):
+        assert '<link rel="icon" href="/static/favicon.svg"' in client.get(url).content.decode()

@@ -61,6 +61,19 @@ def test_staff_exclude_a_voter_from_the_voter_table(client, running):
     assert "was excluded before" in again.content.decode()
 
 
+def test_the_ballot_table_counts_the_voided_votes_the_exclusion_reported(client, running):
+    speeder = Voter.objects.filter(study=running).order_by("id").first()
+    done = client.post(f"/staff/run/voters/{speeder.pseudonym}/exclude/", follow=True)
+    assert "is excluded: 6 votes of the open ballot voided" in done.content.decode()
+    page = client.get("/staff/run/").content.decode()
+    table = page[page.index("<h2>Ballots</h2>") : page.index("<h2>Exports</h2>")]
+    assert "Votes voided<br><small>(voters excluded)</small>" in table
+    assert "Unanswered<br><small>(closed early)</small>" in table
+    cells = [c.split("</td>")[0].strip() for c in table.split("<tbody>")[1].split("<td")[1:]]
+    # Ballot, status, items, M, answered / total, votes voided, unanswered at an early close.
+    assert cells[:4] == [">1", ">Open", ">28", ">4"] and cells[5:7] == [">6", ">0"]
+
+
 def test_excluding_is_staff_only_post_only_and_for_their_own_studies(client, running):
     voter = Voter.objects.filter(study=running).first()
     url = f"/staff/run/voters/{voter.pseudonym}/exclude/"

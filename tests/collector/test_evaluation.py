@@ -19,7 +19,7 @@ from django.test import override_settings
 from django.utils.html import escape
 
 from collector.evaluation import running, submitting
-from collector.models import Evaluation, Item, Study, Vote, Voter
+from collector.models import Evaluation, Item, Study, Vote
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, staff_user
 from tests.factories import make_study
 
@@ -92,32 +92,6 @@ def test_an_upload_answers_at_once_and_the_job_reads_the_file_then_evaluates(cli
     assert result["votes"]["agreement"] > 0.5
     page = client.get(f"/staff/{finished.slug}/")
     assert "gold itself" in page.content.decode() and "[" in page.content.decode()
-
-
-def test_a_model_below_chance_reads_sd_below_it(client, finished):
-    reversed_order = scores_csv(finished, 0.0).decode().splitlines()
-    flipped = [reversed_order[0]] + [
-        ",".join([*line.split(",")[:2], str(-float(line.split(",")[2]))])
-        for line in reversed_order[1:]
-    ]
-    evaluation = upload_and_run(client, finished, "upside down", "\n".join(flipped).encode())
-    z = evaluation.result["z"]["rho_w"]
-    assert z < 0
-    page = client.get(f"/staff/{finished.slug}/models/{evaluation.pk}/").content.decode()
-    assert f"the model is {abs(z):.1f} sd below" in page and "sd above" not in page
-    board = client.get(f"/staff/{finished.slug}/").content.decode()
-    assert f"{abs(z):.1f} sd below" in board
-
-
-def test_a_gold_answered_by_simulated_voters_is_flagged_on_the_evaluation_pages(client, finished):
-    evaluation = upload_and_run(client, finished, "m", scores_csv(finished, 0.1))
-    pages = (f"/staff/{finished.slug}/", f"/staff/{finished.slug}/models/{evaluation.pk}/")
-    for url in pages:
-        text = client.get(url).content.decode()
-        assert "Simulated gold." in text and "100% of this study's votes" in text
-    Voter.objects.filter(study=finished).update(source=Voter.Source.PROLIFIC)
-    for url in pages:
-        assert "Simulated gold." not in client.get(url).content.decode()
 
 
 def test_noisier_models_score_lower_and_the_gold_scores_best(client, finished):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections import defaultdict
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -71,17 +72,63 @@ def test_the_ranking_export_is_refused_before_the_study_finishes(tmp_path):
         call_command("export_ranking", study.slug, "--out", str(tmp_path / "r.csv"))
 
 
-def test_the_staff_downloads_stream_the_same_csv(client, finished, tmp_path):
+def test_the_downloads_hold_what_the_stored_votes_say(client, finished):
     client.force_login(finished.created_by)
     response = client.get(f"/staff/{finished.slug}/ranking.csv")
     assert response.status_code == 200 and response.streaming
     assert response["Content-Type"].startswith("text/csv")
-    body = b"".join(response.streaming_content).decode()
-    assert body == export("export_ranking", finished, tmp_path)
-    response = client.get(f"/staff/{finished.slug}/votes.csv")
-    assert b"".join(response.streaming_content).decode() == export(
-        "export_votes", finished, tmp_path
+    _, ranking_rows = read_csv(b"".join(response.streaming_content).decode())
+    # Recomputed here from the stored votes: per item and ballot, appearances, wins and ties.
+    counts: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
+    votes = Vote.objects.order_by("id").values_list(
+        "ballot__number", "comparison__item_left__index", "comparison__item_right__index", "choice"
     )
+    for ballot, left, right, choice in votes:
+        for side, item in (("left", left), ("right", right)):
+            mine = counts[item][ballot]
+            mine[0] += 1
+            mine[1] += choice == side
+            mine[2] += choice == "tie"
+    assert [int(r["rank"]) for r in ranking_rows] == list(range(1, 29))
+    scores = [float(r["score"]) for r in ranking_rows]
+    assert scores == sorted(scores, reverse=True)
+    for row in ranking_rows:
+        ballots = counts[int(row["item_id"])]
+        assert int(row["last_ballot"]) == max(ballots)
+        totals = [sum(c[k] for c in ballots.values()) for k in range(3)]
+        assert [int(row["appearances"]), int(row["wins"]), int(row["ties"])] == totals
+        for k in (1, 2):
+            if k in ballots:
+                appearances, wins, ties = ballots[k]
+                assert float(row[f"x_{k}"]) == pytest.approx((wins + ties / 2) / appearances)
+            else:
+                assert row[f"x_{k}"] == ""
+
+    response = client.get(f"/staff/{finished.slug}/votes.csv")
+    _, vote_rows = read_csv(b"".join(response.streaming_content).decode())
+    stored = Vote.objects.order_by("id").select_related(
+        "ballot", "voter", "comparison__item_left__token_a", "comparison__item_left__token_b",
+        "comparison__item_right__token_a", "comparison__item_right__token_b",
+    )  # fmt: skip
+    expected = [
+        {
+            "ballot": str(v.ballot.number),
+            "comparison_id": str(v.comparison_id),
+            "item_left": str(v.comparison.item_left.index),
+            "item_right": str(v.comparison.item_right.index),
+            "choice": v.choice,
+            "voter": v.voter.pseudonym,
+            "created_at": v.created_at.isoformat(),
+            "response_ms": "" if v.response_ms is None else str(v.response_ms),
+            "left_token_a": v.comparison.item_left.token_a.text,
+            "left_token_b": v.comparison.item_left.token_b.text,
+            "right_token_a": v.comparison.item_right.token_a.text,
+            "right_token_b": v.comparison.item_right.token_b.text,
+            "voter_excluded": str(v.voter.excluded_at is not None),
+        }
+        for v in stored
+    ]
+    assert vote_rows == expected
     page = client.get(f"/staff/{finished.slug}/").content.decode()
     assert "Final ranking" in page
 
@@ -140,28 +187,6 @@ def test_the_demo_is_idempotent_and_prints_where_to_go():
     password = text.split("(login: admin / ")[1].split(")")[0]
     user = get_user_model().objects.get(username="admin")
     assert user.is_staff and user.check_password(password)
-
-
-def test_exports_neutralise_spreadsheet_formulas_in_tokens_and_areas(monkeypatch, tmp_path):
-    tokens = (
-        "area,token\n"
-        '=cmd,"=HYPERLINK(""http://x"")"\n'
-        "=cmd,+cmd|' /C calc'!A0\n"
-        "=cmd,@SUM(1)\n"
-        "=cmd,plain\n"
-    )
-    study = make_study(tokens=tokens, n_ballots=1, auto_open=True)
-    finish_in_process(study, monkeypatch)
-    _header, rows = read_csv(export("export_ranking", study, tmp_path))
-    cells = {r["token_a"] for r in rows} | {r["token_b"] for r in rows} | {r["area"] for r in rows}
-    assert cells == {
-        '\'=HYPERLINK("http://x")',
-        "'+cmd|' /C calc'!A0",
-        "'@SUM(1)",
-        "plain",
-        "'=cmd",
-    }
-    assert all(float(r["score"]) == float(r["score"]) for r in rows)  # numbers stay numbers
 
 
 def test_the_items_export_lists_every_item_at_any_time_and_votes_carry_their_tokens(

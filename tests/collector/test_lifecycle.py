@@ -10,7 +10,6 @@ import threading
 import pytest
 from django.db import connection
 
-import ranking
 from collector import jobs
 from collector.models import Ballot, Comparison, Item, ItemScore, Study, Vote, Voter
 from collector.studies import lifecycle
@@ -134,13 +133,13 @@ def test_two_concurrent_closes_leave_exactly_one_next_ballot(monkeypatch):
 def test_a_close_that_crashes_mid_way_leaves_nothing_and_a_retry_completes(monkeypatch):
     study = make_study()
     ballot = _answer_all(study, monkeypatch)
-    # Crash after the scores are written, while the next ballot is being generated.
-    real_pairs = ranking.designs.ballot_pairs
+    # Crash after the scores are written, while the next ballot is being stored.
+    real_store = lifecycle.store_ballot
 
     def crash(*args, **kwargs):
         raise RuntimeError("worker killed")
 
-    monkeypatch.setattr(ranking, "ballot_pairs", crash)
+    monkeypatch.setattr(lifecycle, "store_ballot", crash)
     with pytest.raises(RuntimeError, match="worker killed"):
         lifecycle.close_ballot(ballot.pk)
     ballot.refresh_from_db()
@@ -148,7 +147,7 @@ def test_a_close_that_crashes_mid_way_leaves_nothing_and_a_retry_completes(monke
     assert not ItemScore.objects.filter(ballot=ballot, x__isnull=False).exists()
     assert not study.ballots.filter(number=2).exists()
 
-    monkeypatch.setattr(ranking, "ballot_pairs", real_pairs)
+    monkeypatch.setattr(lifecycle, "store_ballot", real_store)
     assert "ballot 2 is pending" in lifecycle.close_ballot(ballot.pk)
     assert "nothing to do" in lifecycle.close_ballot(ballot.pk)
     assert study.ballots.filter(number=2).count() == 1

@@ -33,20 +33,21 @@ def vote_some(study, count: int, response_ms: int) -> None:
 def test_the_live_figures_count_the_open_ballot_and_project_time_and_cost(client, owner):
     study = make_study(created_by=owner, slug="live")  # 28 items, M = 4: 56 comparisons
     client.force_login(owner)
-    vote_some(study, 4, response_ms=3000)
+    vote_some(study, 5, response_ms=3000)  # five trusted voters: their time, under the floor
     leaser = Voter.objects.create(study=study)
     store.next_comparison(leaser)  # leased, not answered
     data = client.get("/staff/live/live.json?rate=12").json()
     ballot = data["ballots"][0]
     assert data["open_ballot"] == 1
-    assert (ballot["answered"], ballot["open"], ballot["leased"], ballot["total"]) == (4, 52, 1, 56)
-    assert ballot["votes_per_minute"] == pytest.approx(4 / 5) and ballot["active_voters"] == 4
-    assert ballot["minutes_left"] == pytest.approx(52 / 0.8)
+    assert (ballot["answered"], ballot["open"], ballot["leased"], ballot["total"]) == (5, 51, 1, 56)
+    assert ballot["votes_per_minute"] == pytest.approx(5 / 5) and ballot["active_voters"] == 5
+    assert ballot["minutes_left"] == pytest.approx(51 / 1.0)
     p = data["projection"]
     assert p["seconds_per_comparison"] == 3.0
+    assert p["pace"]["settled"] and p["pace"]["trusted_voters"] == 5
     # The open ballot's rest, then the planned ballots 2 and 3.
     planned = ranking.protocol.comparisons_per_ballot(28, study.alpha, study.n_ballots, study.m)
-    assert p["comparisons_left"] == 52 + sum(planned[1:])
+    assert p["comparisons_left"] == 51 + sum(planned[1:])
     assert p["person_hours_left"] == pytest.approx(3.0 * p["comparisons_left"] / 3600)
     assert p["cost_left"] == pytest.approx(12 * p["person_hours_left"])
     assert client.get("/staff/live/live.json?rate=abc").json()["projection"]["hourly_rate"] is None

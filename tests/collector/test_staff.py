@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -129,7 +130,7 @@ def test_the_form_previews_the_plan_then_creates_the_study(client, owner):
     response = client.post("/staff/new/", {**FORM, "action": "preview"})
     assert response.status_code == 200
     page = response.content.decode()
-    assert "Comparisons in all (Eq. 3):" in page and "Create the study" in page
+    assert "<dt>Comparisons in all (Eq. 3)</dt>" in page and "Create the study" in page
     assert "M_top = n_b * M = 12 is below about 100" in page  # a plan_study warning
     assert not Study.objects.exists()
     response = client.post("/staff/new/", {**FORM, "action": "create"})
@@ -137,6 +138,17 @@ def test_the_form_previews_the_plan_then_creates_the_study(client, owner):
     assert response.status_code == 302 and response["Location"] == f"/staff/{study.slug}/"
     assert study.created_by == owner and study.items.count() == 28
     assert study.ballots.get().status == Ballot.Status.PENDING
+
+
+def test_the_preview_shows_the_plan_once(client, owner):
+    page = client.post("/staff/new/", {**FORM, "action": "preview"}).content.decode()
+    start = page.index('id="preview-title"')
+    preview = page[start : page.index("</section>", start)]
+    # 28 items, n_b = 3, alpha = 0.5, M = 4: ballots of 28, 14 and 7 items, N M / 2 comparisons.
+    rows = re.findall(r"<tr><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>", preview)
+    assert rows == [("1", "28", "4", "56"), ("2", "14", "4", "28"), ("3", "7", "4", "14")]
+    assert preview.count("<table") == 1 and "<pre" not in preview and "Study plan" not in preview
+    assert "<dt>Comparisons in all (Eq. 3)</dt><dd>98</dd>" in preview
 
 
 def test_the_form_accepts_an_uploaded_file_and_keeps_it_for_the_create_step(client, owner):

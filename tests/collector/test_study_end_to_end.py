@@ -108,7 +108,7 @@ def test_it_runs_an_adaptive_study_of_three_ballots_end_to_end(celery_worker, tm
 
 
 def test_it_runs_a_uniform_study_with_the_same_budget(celery_worker, tmp_path):
-    study = make_study(design=Study.Design.UNIFORM, n_ballots=3, alpha=0.5, m=4, seed=2)
+    study = make_study(design="uniform", n_ballots=3, alpha=0.5, m=4, seed=2)
     plan = ranking.plan_study(28, 3, 0.5, 4)
     ballot = study.ballots.get(number=1)
     assert ballot.m == plan.uniform_m == 7

@@ -15,10 +15,14 @@ from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+LONG_NAME = "Sales and marketing relatedness, spring pilot with the extended token list"
+
 
 @pytest.fixture
 def finished(client, monkeypatch):
-    study = finished_study(monkeypatch, n_ballots=3, created_by=staff_user(client), slug="figs")
+    study = finished_study(
+        monkeypatch, n_ballots=3, created_by=staff_user(client), slug="figs", name=LONG_NAME
+    )
     # The simulated crowd answers instantly: give its votes response times, as browsers send.
     Vote.objects.update(response_ms=500 + (F("id") * 7919) % 4000)
     return study
@@ -58,3 +62,52 @@ def test_a_study_without_votes_has_no_figure_and_the_command_says_so(tmp_path):
     assert study_figures.study_figures(study) == []
     with pytest.raises(CommandError, match="no votes yet"):
         call_command("study_figures", study.slug, "--out", str(tmp_path))
+
+
+def test_nothing_of_any_figure_is_cut_off_even_under_a_long_study_name(finished):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for figure in study_figures.study_figures(finished):
+        fig = figure.figure
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()  # lays the figure out as saving it does
+        drawn = fig.get_tightbbox(canvas.get_renderer())  # inches: what is drawn, text included
+        width, height = fig.get_size_inches()
+        assert drawn.x0 >= -0.01 and drawn.x1 <= width + 0.01, (figure.name, drawn)
+        assert drawn.y0 >= -0.01 and drawn.y1 <= height + 0.01, (figure.name, drawn)
+        title = fig.get_suptitle().replace("\n", " ")
+        assert title == figure.title
+        assert LONG_NAME in title or figure.name.startswith("rescaling-")
+
+
+def test_the_response_times_plot_the_most_active_timed_voters_and_say_how_many(monkeypatch):
+    from collector.models import Voter
+    from collector.voting import store
+    from tests.collector.helpers import simulate
+
+    study = make_study(n_tokens=12, m=6, slug="timed")
+    simulate(study, limit=60)  # simulated voters: many votes, no response time
+    for k, votes in enumerate([2, 5, 1, 4, 3]):  # browser voters, timed
+        voter = Voter.objects.create(study=study, participant=f"p{k}", source="participant")
+        for j in range(votes):
+            comparison = store.next_comparison(voter)
+            store.record_vote(voter, comparison.pk, "left", response_ms=1000 * (k + 1) + j)
+    monkeypatch.setattr(study_figures, "VOTERS_SHOWN", 3)
+    figure = study_figures.response_times(study)
+    assert figure is not None
+    assert figure.title.endswith(
+        "response times of the 3 most active of 5 voters with response times"
+    )
+    labels = [t.get_text() for t in figure.figure.axes[0].get_xticklabels()]
+    pseudonyms = dict(Voter.objects.values_list("participant", "pseudonym"))
+    assert labels == [
+        f"{pseudonyms['p1']} (5)",
+        f"{pseudonyms['p3']} (4)",
+        f"{pseudonyms['p4']} (3)",
+    ]
+    assert "(5, 4, 3 votes)" in figure.text
+    assert "8 other voters have no response time (simulated votes" in figure.text
+    monkeypatch.setattr(study_figures, "VOTERS_SHOWN", 30)
+    figure = study_figures.response_times(study)
+    assert figure.title.endswith("response times of all 5 voters with response times")
+    assert len(figure.figure.axes[0].get_xticklabels()) == 5

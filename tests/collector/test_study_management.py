@@ -15,7 +15,7 @@ from tests.factories import add_checks, make_study
 
 pytestmark = pytest.mark.django_db
 
-ACTIONS = ("duplicate", "pause", "resume", "archive", "unarchive")
+ACTIONS = ("pause", "resume", "archive", "unarchive")
 TEXTS = {
     "name": "Renamed study",
     "question": "Which two words belong together more?",
@@ -75,6 +75,7 @@ def management_requests(slug: str) -> list[tuple[str, str, dict]]:
         ("post", f"/staff/{slug}/edit/", TEXTS),
         ("get", f"/staff/{slug}/delete/", {}),
         ("post", f"/staff/{slug}/delete/", {"confirm": slug}),
+        ("get", f"/staff/new/?from={slug}", {}),  # Duplicate
         *posts,
     ]
 
@@ -173,33 +174,84 @@ def test_update_texts_writes_only_text_columns_and_refuses_parameters(study):
 # --- duplicate -------------------------------------------------------------------------------
 
 
-def test_staff_duplicate_a_study_with_its_items_parameters_and_texts(client, owner, monkeypatch):
+def form_values(response) -> dict[str, str]:
+    """What the browser would post back: the form page's fields as filled (checkboxes ticked
+    only when true)."""
+    form = response.context["form"]
+    values = {name: form[name].value() for name in form.fields}
+    return {k: ("on" if v is True else v) for k, v in values.items() if v not in (None, False)}
+
+
+def test_duplicate_opens_the_new_study_form_filled_from_the_study(client, owner, monkeypatch):
     tokens = "area,token\nSales,a\nSales,b\nSales,c\nSales,d\nSales,e\nLegal,x\nLegal,y\nLegal,z\n"
     source = make_study(
         tokens=tokens, max_items_per_area=4, created_by=owner, slug="source", n_ballots=2,
         contact="Ethics 42", language="de", redirect_url="https://example.org/done",
-        stranded_minutes=3,
+        stranded_minutes=3, cap=30, lease_seconds=120, allow_ties=False, auto_open=True,
     )  # fmt: skip
+    add_checks(source, 2, every=7, fail_limit=3)
     from collector import jobs
 
     monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
     simulate(source, limit=5)
-    response = client.post("/staff/source/duplicate/")
+    assert 'href="/staff/new/?from=source">Duplicate…</a>' in client.get("/staff/source/").text
+    page = client.get("/staff/new/?from=source")
+    assert page.status_code == 200 and not Study.objects.exclude(pk=source.pk).exists()
+    text = page.content.decode()
+    assert "Filled from" in text and "Its 2 attention checks (one in 7 comparisons) come" in text
+    values = form_values(page)
+    assert values["name"] == "Test study (copy)" and values["duplicate_of"] == "source"
+    assert values["tokens_text"] == tokens
+    # 4 of Sales' 10 pairs were sampled: the items come as a list, exactly.
+    assert values["items_text"].splitlines()[0] == "area,token_a,token_b"
+    assert len(values["items_text"].splitlines()) == 1 + 7
+    assert "max_items_per_area" not in values  # no second sample
+    for field in (*PARAMETERS, "lease_seconds", "question", "contact", "language",
+                  "redirect_url", "stranded_minutes"):  # fmt: skip
+        assert str(values[field]) == str(getattr(source, field)), field
+    assert "allow_ties" not in values and values["auto_open"] == "on"
+    assert not any(values.get(code) for code in ("completion_code", "partial_code"))
+
+    # Staff change the parameters, preview, then create.
+    changed = {**values, "m": "6", "n_ballots": "3", "name": "Second run"}
+    preview = client.post("/staff/new/", {**changed, "action": "preview"})
+    assert preview.status_code == 200 and "7 items in 2 areas" in preview.content.decode()
+    assert not Study.objects.exclude(pk=source.pk).exists()
+    response = client.post("/staff/new/", {**changed, "action": "create"})
     copy = Study.objects.exclude(pk=source.pk).get()
     assert response.status_code == 302 and response["Location"] == f"/staff/{copy.slug}/"
-    assert copy.slug != "source" and copy.name == "Test study (copy)"
-    assert items_of(copy) == items_of(source) and len(items_of(copy)) == 7  # 4 + 3, sampled
+    assert copy.name == "Second run" and (copy.m, copy.n_ballots) == (6, 3)
+    assert items_of(copy) == items_of(source)
     assert [a.name for a in copy.areas.all()] == ["Sales", "Legal"]
-    for field in (*PARAMETERS, "question", "contact", "language", "redirect_url",
-                  "stranded_minutes", "allow_ties", "lease_seconds"):  # fmt: skip
+    for field in ("alpha", "design", "estimator", "seed", "per_voter_cap", "lease_seconds",
+                  "allow_ties", "question", "contact", "language", "redirect_url",
+                  "stranded_minutes", "check_every", "check_fail_limit"):  # fmt: skip
         assert getattr(copy, field) == getattr(source, field), field
     assert copy.completion_code != source.completion_code  # codes: new ones
+    checks = AttentionCheck.objects.filter(study=copy).order_by("id")
+    assert [c.related_a for c in checks] == ["cat", "doctor"]
     assert copy.status == Study.Status.SETUP and copy.created_by == owner
     assert list(copy.ballots.values_list("number", "status")) == [(1, Ballot.Status.PENDING)]
-    assert first_pairs(copy) == first_pairs(source)  # the same seed: the same ballot 1
     assert not Voter.objects.filter(study=copy).exists()
-    assert not Vote.objects.filter(ballot__study=copy).exists()
-    assert "ballot 1 is ready to open" in client.get(f"/staff/{copy.slug}/").content.decode()
+
+
+def test_a_duplicate_of_a_study_of_all_pairs_gives_its_tokens_alone(client, study):
+    values = form_values(client.get(f"/staff/new/?from={study.slug}"))
+    assert values["items_text"] == "" and len(values["tokens_text"].splitlines()) == 1 + 8
+    client.post("/staff/new/", {**values, "action": "create"})
+    copy = Study.objects.exclude(pk=study.pk).get()
+    assert items_of(copy) == items_of(study) and first_pairs(copy) == first_pairs(study)
+
+
+def test_duplicating_someone_elses_study_is_refused_and_creates_nothing(client, owner):
+    theirs = make_study(created_by=staff_user(username="theirs"), slug="theirs")
+    assert client.get("/staff/new/?from=theirs").status_code == 404
+    mine = make_study(created_by=owner, slug="mine")
+    values = form_values(client.get("/staff/new/?from=mine"))
+    response = client.post("/staff/new/", {**values, "duplicate_of": "theirs", "action": "create"})
+    assert response.status_code == 400
+    assert "There is no study &#x27;theirs&#x27; of yours to duplicate" in response.text
+    assert set(Study.objects.all()) == {theirs, mine}
 
 
 def test_a_duplicate_has_the_same_attention_checks_with_their_own_item_ids(study):
@@ -224,8 +276,9 @@ def test_a_duplicate_whose_checks_cannot_be_copied_leaves_nothing_behind(study, 
 
 
 def test_duplicating_twice_makes_two_copies_with_their_own_slugs(client, study):
-    client.post(f"/staff/{study.slug}/duplicate/")
-    client.post(f"/staff/{study.slug}/duplicate/")
+    values = form_values(client.get(f"/staff/new/?from={study.slug}"))
+    client.post("/staff/new/", {**values, "action": "create"})
+    client.post("/staff/new/", {**values, "action": "create"})
     slugs = set(Study.objects.values_list("slug", flat=True))
     assert len(slugs) == 3
 

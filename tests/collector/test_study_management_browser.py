@@ -44,14 +44,24 @@ def test_staff_duplicate_pause_resume_and_edit_a_study(live_server, page):
     expect(row).to_contain_text("0 / 56")
     shot(page, "study-list")
 
-    # Duplicate: the copy's page, with the same items, in set-up.
+    # Duplicate: the new-study form filled from the study; M changed, then the copy's page,
+    # with the same items, in set-up.
     page.get_by_role("link", name="Live study").click()
     shot(page, "study-page")
-    page.get_by_role("button", name="Duplicate").click()
-    expect(page.get_by_role("status")).to_contain_text("The copy has new codes")
+    page.get_by_role("link", name="Duplicate…").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("New study")
+    expect(page.get_by_role("note").first).to_contain_text("Filled from Live study")
+    expect(page.get_by_label("Name", exact=True)).to_have_value("Live study (copy)")
+    expect(page.get_by_label("Comparisons per item (M)")).to_have_value("4")
+    page.get_by_label("Comparisons per item (M)").fill("6")
+    page.get_by_role("button", name="Preview the plan").click()
+    expect(page.get_by_role("heading", name="Plan")).to_be_visible()
+    shot(page, "duplicate-preview")
+    assert Study.objects.count() == 1
+    page.get_by_role("button", name="Create the study").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Live study (copy)")
     copy = Study.objects.exclude(pk=study.pk).get()
-    assert page.url == f"{base}/staff/{copy.slug}/"
+    assert page.url == f"{base}/staff/{copy.slug}/" and copy.m == 6
     assert items_of(copy) == items_of(study) and copy.status == Study.Status.SETUP
     expect(page.get_by_role("button", name="Open ballot 1")).to_be_visible()
 

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 import ranking
+from collector.rehearsal.cpu import cpu_by_component
 from collector.rehearsal.crowd import CrowdConfig, StudyInfo, Tally, summarize
-from collector.rehearsal.runner import cpu_by_component
 from tests.faults.services import wait_until
 
 CFG = CrowdConfig(base_url="http://127.0.0.1:1", slug="s", voters=2, think_ms=0)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -19,9 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psycopg2
 import pytest
 import redis
+
+from collector.rehearsal.cluster import PostgresCluster, PostgresMissing
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -54,65 +54,27 @@ def _tail(path: Path, n: int = 3000) -> str:
         return ""
 
 
-def _pg_bin() -> Path:
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if not versions:
-        pytest.fail("no PostgreSQL server binaries under /usr/lib/postgresql")
-    return versions[-1].parent
-
-
-class PrivatePostgres:
-    """A throwaway cluster in a temp dir, run as the ``postgres`` OS user (it refuses root)."""
+class PrivatePostgres(PostgresCluster):
+    """A throwaway cluster in a temp dir (fsync off) holding the product's database."""
 
     def __init__(self, workdir: Path) -> None:
-        self.dir = workdir / "pg"
-        self.data = self.dir / "data"
-        self.log = self.dir / "server.log"
-        self.port = free_port()
-        self.bin = _pg_bin()
-        self.url = f"postgres://postgres@127.0.0.1:{self.port}/{DB_NAME}"
+        try:
+            super().__init__(workdir, durable=False)
+        except PostgresMissing as exc:
+            pytest.fail(str(exc))
+        self.url = self.database_url(DB_NAME)
 
-    def _as_postgres(self, *args: str | Path, timeout: float = 90) -> None:
-        cmd = [str(a) for a in args]
-        if os.geteuid() == 0:
-            cmd = ["runuser", "-u", "postgres", "--", *cmd]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if done.returncode:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stdout}{done.stderr}")
+    def init(self) -> PrivatePostgres:
+        super().init()
+        self.create_database(DB_NAME)
+        return self
 
-    def _pg_ctl(self, *args: str) -> None:
-        # fsync off: a throwaway cluster; fast restarts still go through a real shutdown.
-        opts = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._as_postgres(
-            self.bin / "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts,
-            "-w", "-t", "60", *args,
-        )  # fmt: skip
-
-    def init(self) -> None:
-        self.dir.mkdir(parents=True)
-        if os.geteuid() == 0:
-            shutil.chown(self.dir, "postgres", "postgres")
-        self._as_postgres(self.bin / "initdb", "-D", str(self.data), "-A", "trust", "-U",
-                          "postgres", "--no-sync", "-E", "UTF8", "--locale=C")  # fmt: skip
-        self.start()
-        with contextlib.closing(self.connect("postgres")) as conn:
-            conn.autocommit = True
-            conn.cursor().execute(f"CREATE DATABASE {DB_NAME}")
-
-    def start(self) -> None:
-        self._pg_ctl("start")
-
-    def restart(self) -> None:
-        self._pg_ctl("-m", "fast", "restart")
-
-    def stop(self) -> None:
+    def stop(self, mode: str = "immediate") -> None:
         with contextlib.suppress(Exception):
-            self._pg_ctl("-m", "immediate", "stop")
+            super().stop(mode)
 
     def connect(self, dbname: str = DB_NAME) -> Any:
-        return psycopg2.connect(
-            host="127.0.0.1", port=self.port, user="postgres", dbname=dbname, connect_timeout=5
-        )
+        return super().connect(dbname)
 
     def query(self, sql: str, params: Any = None) -> list[tuple]:
         with contextlib.closing(self.connect()) as conn, conn.cursor() as cur:

@@ -11,6 +11,7 @@ MODULES = [
     "ranking.crowd.model",
     "ranking.crowd.voters",
     "ranking.designs",
+    "ranking.designs.advice",
     "ranking.designs.repeats",
     "ranking.designs.round_robin",
     "ranking.evaluation.tied_metrics",

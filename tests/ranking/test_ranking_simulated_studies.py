@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranking import run_simulations, simulate_study, table2
+from ranking import CrowdModel, run_simulations, simulate_study, table2
 from ranking.crowd import similarity_for
 from ranking.simulate import main
 from ranking.simulation import METRICS, PUBLISHED_TABLE2, VARIANTS, variant_similarity
@@ -18,13 +18,75 @@ from ranking.simulation import METRICS, PUBLISHED_TABLE2, VARIANTS, variant_simi
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_one_simulation_scores_both_designs() -> None:
+def test_one_simulation_scores_the_designs_against_the_true_ranking() -> None:
     z = similarity_for("exponential", 120)
-    result = simulate_study(z, np.random.default_rng(0), m=8, alpha=0.5, n_ballots=3)
-    assert set(result) == {"adaptive", "uniform"}
-    for metrics in result.values():
-        assert set(metrics) == set(METRICS)
-        assert all(-1.0 <= value <= 1.0 for value in metrics.values())
+    careful = CrowdModel(sigma_range=(0.0, 0.0), eps_range=(0.0, 0.0))
+    careless = CrowdModel(sigma_range=(0.0, 0.0), eps_range=(0.5, 0.5))  # coin flips
+    designs = ["adaptive", "uniform", "swiss"]
+    good = simulate_study(z, np.random.default_rng(0), designs=designs, m=8, n_ballots=3,
+                          crowd=careful)  # fmt: skip
+    bad = simulate_study(z, np.random.default_rng(0), designs=designs, m=8, n_ballots=3,
+                         crowd=careless)  # fmt: skip
+    assert set(good) == set(designs) and all(set(v) == set(METRICS) for v in good.values())
+    for design in designs:
+        # Noiseless voters rank the items nearly in the true order; coin flips do not (rho_w
+        # of a random ranking is about -0.5 at this size). Ranks scored against anything but
+        # the truth would fail one side or the other.
+        assert good[design]["rho"] > 0.9 and good[design]["rho_w"] > 0.8
+        assert abs(bad[design]["rho"]) < 0.3 and bad[design]["rho_w"] < 0.3
+
+
+def test_swiss_ranks_the_top_better_than_the_papers_design_at_the_same_budget() -> None:
+    z = similarity_for("exponential", 990)
+    summary = run_simulations(z, designs=["adaptive", "swiss"], sims=8, seed=0)
+    assert summary.comparisons == {"adaptive": 19660, "swiss": 19660}
+    gain = summary.paired_difference("swiss", "adaptive")
+    mean, low, _ = gain["tau_w"]
+    assert mean > 0.2 and low > 0  # observed +0.31 [+0.18, +0.43]
+    assert gain["rho_w"][1] > 0 and gain["rho"][0] > -0.005  # rho_w up, rho not lower
+
+
+def test_compare_prints_each_design_and_the_paired_difference_from_the_first(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["compare", "--designs", "adaptive,swiss,round_robin", "--dist", "power_law"]
+    argv += ["--items", "60", "--m", "6", "--ballots", "3", "--voters", "10", "--sims", "3"]
+    assert main([*argv, "--window", "4", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["baseline"] == "adaptive"
+    assert result["designs"] == {
+        "adaptive": {}, "swiss": {"window": 4, "cap": 2}, "round_robin": {}
+    }  # fmt: skip
+    assert [row["design"] for row in result["rows"]] == ["adaptive", "swiss", "round_robin"]
+    assert [row["design"] for row in result["differences"]] == ["swiss", "round_robin"]
+    rows = {row["design"]: row for row in result["rows"]}
+    for row in result["differences"]:
+        mean, low, high = row["tau_w"]
+        own, base = rows[row["design"]]["tau_w"][0], rows["adaptive"]["tau_w"][0]
+        assert mean == pytest.approx(own - base) and low < mean < high
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "paired difference from adaptive [95% interval]" in out and "round_robin" in out
+
+
+def test_compare_refuses_fewer_than_two_designs_or_an_unknown_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for designs in ("adaptive", "adaptive,zigzag", "swiss,swiss"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["compare", "--designs", designs, "--dist", "exponential", "--sims", "1"])
+        assert exit_info.value.code == 2
+    assert "zigzag" in capsys.readouterr().err
+
+
+def test_run_simulates_one_design_and_a_target_study(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--design", "swiss", "--window", "3", "--dist", "embedding", "--targets", "6"]
+    argv += ["--candidates", "12", "--m", "6", "--ballots", "3", "--sims", "2", "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["items"] == 72 and (result["targets"], result["candidates"]) == (6, 12)
+    assert [row["design"] for row in result["rows"]] == ["swiss"]
+    assert result["comparisons"] == {"swiss": 6 * (36 + 18 + 9)}  # sizes 12, 6, 3 per target
 
 
 def test_the_adaptive_design_wins_at_the_top_of_the_ranking() -> None:

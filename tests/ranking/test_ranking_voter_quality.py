@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking.crowd import position_bias, voter_quality
+from ranking.crowd import answer_patterns, position_bias, speed_flags, voter_quality
 from ranking.protocol import bradley_terry
 
 
@@ -82,3 +82,47 @@ def test_the_consensus_mask_needs_one_entry_per_vote():
     n, pairs, scores, voters, _ = crowd_votes()
     with pytest.raises(ValueError, match="consensus must have one entry per vote"):
         voter_quality(n, pairs, scores, voters, consensus=np.ones(3, dtype=bool))
+
+
+def longest_same_side_run(sides: list[float]) -> int:
+    """The figure by its definition: most consecutive equal answers, left or right (0.5 breaks)."""
+    best = run = 0
+    for k, side in enumerate(sides):
+        run = run + 1 if side != 0.5 and k and side == sides[k - 1] else (side != 0.5) * 1
+        best = max(best, run)
+    return best
+
+
+def test_answer_patterns_are_each_voters_median_time_and_longest_run():
+    rng = np.random.default_rng(3)
+    voters = rng.choice([7, 11, 40, 41], 500)
+    scores = rng.choice([0.0, 0.5, 1.0], 500, p=[0.3, 0.1, 0.6])
+    times = rng.gamma(2, 1500, 500)
+    times[rng.random(500) < 0.2] = np.nan
+    times[voters == 41] = np.nan  # a voter with no response time at all
+    p = answer_patterns(voters, scores, times)
+    assert list(p.voters) == [7, 11, 40, 41]
+    for k, v in enumerate(p.voters):
+        mine = voters == v
+        assert p.votes[k] == mine.sum()
+        assert p.longest_run[k] == longest_same_side_run(list(scores[mine]))
+        known = times[mine][np.isfinite(times[mine])]
+        if known.size:
+            assert p.median_ms[k] == pytest.approx(np.median(known))
+        else:
+            assert np.isnan(p.median_ms[k])
+    assert p.longest_run.max() >= 5  # the p=0.6 left answers make long runs to find
+
+
+def test_a_run_ends_at_a_tie_or_at_another_voters_vote():
+    p = answer_patterns([1, 1, 1, 1, 1, 2, 2], [1, 1, 0.5, 1, 1, 1, 1])
+    assert list(p.longest_run) == [2, 2] and np.isnan(p.median_ms).all()
+    speeder, straight = speed_flags([1400.0, 1500.0, np.nan], [14, 15, 0])
+    assert list(speeder) == [True, False, False] and list(straight) == [False, True, False]
+
+
+def test_answer_patterns_refuse_arrays_of_other_lengths_or_answers():
+    with pytest.raises(ValueError, match="one entry per vote"):
+        answer_patterns([1, 2], [1.0])
+    with pytest.raises(ValueError, match="0.0, 0.5 or 1.0"):
+        answer_patterns([1], [0.7])

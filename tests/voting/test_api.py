@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from urllib.parse import urlencode
 
 import pytest
 from django.conf import settings
@@ -228,6 +230,68 @@ def test_voting_with_a_malformed_json_body_is_400_in_json(api, token, body):
     assert not Vote.objects.exists()
 
 
+@pytest.mark.parametrize("kind", ["text", "form", "multipart", "no content type"])
+def test_a_vote_in_a_body_that_is_not_json_is_415_and_stores_nothing(client, token, kind):
+    c = client.get("/api/v1/studies/sales/next", **auth(token)).json()["comparison"]
+    url, fields = "/api/v1/studies/sales/votes", {"comparison_id": c["id"], "choice": "left"}
+    if kind == "multipart":
+        r = client.post(url, fields, **auth(token))  # the test client's default: multipart
+    else:
+        content_type = {"text": "text/plain", "form": "application/x-www-form-urlencoded"}
+        body = json.dumps(fields) if kind != "form" else urlencode(fields)
+        r = client.generic(
+            "POST", url, body, content_type=content_type.get(kind, ""), **auth(token)
+        )
+    assert r.status_code == 415 and r["Content-Type"] == "application/json"
+    assert "application/json" in r.json()["detail"]
+    assert not Vote.objects.exists()
+    assert Comparison.objects.get(id=c["id"]).status == "open"
+
+
+def test_a_registration_in_a_body_that_is_not_json_is_415_and_creates_no_voter(client, study):
+    r = client.post(
+        "/api/v1/studies/sales/voters", "participant=abc", "application/x-www-form-urlencoded"
+    )
+    assert r.status_code == 415 and "application/json" in r.json()["detail"]
+    r = client.post("/api/v1/studies/sales/voters", CONTENT_TYPE="text/plain")  # and no body
+    assert r.status_code == 415
+    assert not Voter.objects.exists()
+    # JSON with its charset is JSON; no body and no Content-Type is an empty registration.
+    r = client.post(
+        "/api/v1/studies/sales/voters", '{"participant": "p"}', "application/json; charset=utf-8"
+    )
+    assert r.status_code == 201 and Voter.objects.get().participant == "p"
+
+
+def test_a_bad_token_is_told_before_a_body_that_is_not_json(client, token, make_study):
+    make_study(slug="other")
+    r = client.post("/api/v1/studies/other/votes", "x", "text/plain", **auth(token))
+    assert r.status_code == 403
+
+
+@pytest.mark.parametrize("response_ms", ["1200", "fast", True, False, [1200], {"ms": 1}])
+def test_a_response_time_that_is_not_a_json_number_is_400_and_stores_nothing(
+    api, token, response_ms
+):
+    c = api.get("/api/v1/studies/sales/next", **auth(token)).json()["comparison"]
+    r = vote(api, token, {"comparison_id": c["id"], "choice": "left", "response_ms": response_ms})
+    assert r.status_code == 400 and r.json()["detail"].startswith("response_ms: ")
+    assert not Vote.objects.exists()
+    assert Comparison.objects.get(id=c["id"]).status == "open"
+    ok = vote(api, token, {"comparison_id": c["id"], "choice": "left", "response_ms": 1200.7})
+    assert ok.status_code == 201 and Vote.objects.get().response_ms == 1200
+
+
+@pytest.mark.parametrize("comparison_id", ["$c", "$c.0", True])
+def test_a_comparison_id_that_is_not_a_json_integer_is_400(api, token, comparison_id):
+    c = api.get("/api/v1/studies/sales/next", **auth(token)).json()["comparison"]
+    if isinstance(comparison_id, str):
+        comparison_id = comparison_id.replace("$c", str(c["id"]))
+    r = vote(api, token, {"comparison_id": comparison_id, "choice": "left"})
+    assert r.status_code == 400 and r.json()["detail"].startswith("comparison_id: ")
+    assert not Vote.objects.exists()
+
+
 def test_a_tie_is_400_when_the_study_forbids_ties(api, make_study):
     make_study(slug="strict", allow_ties=False)
     token = api.post("/api/v1/studies/strict/voters").json()["token"]
@@ -260,7 +324,7 @@ def test_the_schema_documents_the_voting_endpoints(api, study):
     assert "post" in paths["/api/v1/studies/{slug}/voters"]
     assert "get" in paths["/api/v1/studies/{slug}/next"]
     votes = paths["/api/v1/studies/{slug}/votes"]["post"]
-    assert {"201", "400", "401", "404", "409"} <= set(votes["responses"])
+    assert {"201", "400", "401", "404", "409", "415"} <= set(votes["responses"])
     assert schema["components"]["securitySchemes"]["voterToken"]["name"] == "X-Voter-Token"
 
 

@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from collector.models import Comparison, Vote, Voter
+from tests.browser import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -151,3 +152,109 @@ def test_a_rejected_answer_is_explained_and_the_next_pair_shown(live_server, mak
     assert second.pk != first.pk
     expect(page.locator("#left-text")).to_have_text(pair_text(second.item_left))
     assert not Vote.objects.exists()
+
+
+def test_over_the_rate_limit_the_page_asks_to_slow_down_and_sends_the_answer_after(
+    live_server, make_study, browser
+):
+    make_study(slug="fast", n_items=6, m=4, cap=3)
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/s/fast/")
+    page.get_by_role("button", name="I agree – start").click()
+    expect(page.locator("#choice-left")).to_be_enabled()
+    voter = Voter.objects.get()
+    first = leased_comparison(voter)
+    attempts = []
+
+    def limited(route):
+        attempts.append(route.request.post_data_json)
+        if len(attempts) == 1:  # the server's 429 for a voter over the rate (throttling.py)
+            route.fulfill(
+                status=429, headers={"Retry-After": "3"}, content_type="application/json",
+                body='{"detail": "Too many requests; retry in 3 s."}',
+            )  # fmt: skip
+        else:
+            route.continue_()
+
+    page.route("**/answer", limited)
+    page.locator("#choice-left").click()
+    message = page.locator("#message-text")
+    expect(message).to_have_text(
+        "You are answering faster than this study allows. Please wait: your answer is sent in 3 s."
+    )
+    expect(page.locator("#retry")).to_be_hidden()
+    expect(page.locator("#choice-right")).to_be_disabled()
+    shot(page, "vote-slow-down")
+    assert not Vote.objects.exists() and len(attempts) == 1  # nothing resent before the wait
+    expect(page.locator("#progress-text")).to_have_text("1 of 3 answered", timeout=10_000)
+    expect(page.locator("#message")).to_be_hidden()
+    assert len(attempts) == 2 and attempts[0] == attempts[1]
+    assert [(v.comparison_id, v.choice) for v in Vote.objects.all()] == [(first.id, "left")]
+
+
+# A card's focus as the voter sees it: focused, with a visible ring, the outline drawn.
+RING = (
+    "(el) => [el === document.activeElement, el.matches(':focus-visible'),"
+    " getComputedStyle(el).outlineStyle]"
+)
+
+
+def test_a_click_leaves_no_focus_ring_and_a_keyboard_user_keeps_theirs(
+    live_server, make_study, browser
+):
+    make_study(slug="ring", n_items=6, m=4, cap=4)
+    page = browser.new_page(viewport={"width": 1100, "height": 700})
+    page.goto(f"{live_server.url}/s/ring/")
+    page.get_by_role("button", name="I agree – start").click()
+    left, right = page.locator("#choice-left"), page.locator("#choice-right")
+    expect(left).to_be_enabled()
+    left.click()
+    expect(page.locator("#progress-text")).to_have_text("1 of 4 answered")
+    expect(left).to_be_enabled()
+    page.mouse.move(0, 0)  # the pointer leaves the card (no hover)
+    for card in (left, right):
+        assert card.evaluate(RING) == [False, False, "none"]
+    shot(page, "vote-after-click")
+    # A keyboard user tabs to the first pair and answers with Enter: the ring stays there.
+    page.keyboard.press("Tab")
+    while not left.evaluate("(el) => el === document.activeElement"):
+        page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#progress-text")).to_have_text("2 of 4 answered")
+    expect(left).to_be_enabled()
+    expect(left).to_be_focused()
+    assert left.evaluate(RING) == [True, True, "solid"]
+    shot(page, "vote-keyboard-focus")
+
+
+def test_a_phone_shows_no_keyboard_hints_and_keeps_no_tapped_look(live_server, make_study, browser):
+    make_study(slug="touch", n_items=6, m=4, cap=3)
+    ctx = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+        device_scale_factor=2,
+    )  # fmt: skip
+    page = ctx.new_page()
+    page.goto(f"{live_server.url}/s/touch/?participant=t-1")
+    expect(page.get_by_role("heading", name="What you will do")).to_be_visible()
+    expect(page.get_by_role("heading", name="Keyboard")).to_be_hidden()
+    shot(page, "consent-phone")
+    page.get_by_role("button", name="I agree – start").tap()
+    left = page.locator("#choice-left")
+    expect(left).to_be_enabled()
+    expect(page.locator(".choice .key").first).to_be_hidden()
+    expect(page.locator(".choice .key")).to_have_count(2)
+    left.tap()
+    expect(page.locator("#progress-text")).to_have_text("1 of 3 answered")
+    expect(left).to_be_enabled()
+    paper = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    for card in (left, page.locator("#choice-right")):
+        assert card.evaluate(RING)[2] == "none"
+        assert card.evaluate("(el) => getComputedStyle(el).backgroundColor") == paper
+    shot(page, "vote-phone-after-tap")
+    ctx.close()
+    desktop = browser.new_page(viewport={"width": 1100, "height": 800})
+    desktop.goto(f"{live_server.url}/s/touch/?participant=t-2")
+    expect(desktop.get_by_role("heading", name="Keyboard")).to_be_visible()
+    desktop.get_by_role("button", name="I agree – start").click()
+    expect(desktop.locator(".choice .key").first).to_be_visible()
+    desktop.close()

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from collector.models import Ballot, Comparison, Study, Vote, Voter
 from collector.voting import store
@@ -122,6 +123,65 @@ def test_a_study_not_started_takes_no_voters(client, make_study):
     assert not Voter.objects.exists()
 
 
+def test_an_archived_study_says_it_is_closed_and_takes_no_voters(client, make_study):
+    make_study(slug="old", archived=True)
+    html = client.get("/s/old/" + PROLIFIC).content.decode()
+    assert "This study is closed and is not taking any more voters." in html
+    assert "I agree" not in html and 'id="figures"' not in html
+    assert 'http-equiv="refresh"' not in html
+    r = start(client, PROLIFIC, slug="old")
+    assert r.status_code == 200 and "is closed" in r.content.decode()
+    assert not Voter.objects.exists()
+
+
+def test_an_archived_study_sends_no_returning_participant_on(make_study):
+    study = make_study(slug="old")
+    start(Client(), PROLIFIC, slug="old")
+    Study.objects.filter(pk=study.pk).update(archived_at=timezone.now(), paused_at=timezone.now())
+    browser = Client()
+    browser.get("/s/old/")  # the browser keeps cookies
+    r = browser.get("/s/old/" + PROLIFIC)
+    assert r.status_code == 200 and "is closed" in r.content.decode()
+
+
+def test_a_returning_platform_participant_is_not_asked_for_consent_again(study):
+    first = Client()
+    start(first, PROLIFIC)
+    consented_at = Voter.objects.get().consented_at
+    # The same browser (it keeps the site's cookies) opens the study link again: straight on.
+    r = first.get("/s/sales/" + PROLIFIC)
+    assert r.status_code == 302 and r["Location"] == "/s/sales/vote/"
+    # Another browser: no cookies yet, so no redirect it could not follow; no consent asked.
+    other = Client()
+    html = other.get("/s/sales/?PROLIFIC_PID=pp-1&STUDY_ID=st-9&SESSION_ID=se-4").content.decode()
+    assert ">Continue</button>" in html and "I agree" not in html and "I do not agree" not in html
+    r = other.get("/s/sales/?PROLIFIC_PID=pp-1&STUDY_ID=st-9&SESSION_ID=se-4")  # cookies now
+    assert r.status_code == 302 and r["Location"] == "/s/sales/vote/"
+    assert other.get("/s/sales/vote/").status_code == 200
+    voter = Voter.objects.get()
+    assert session_voter(other) == voter and voter.consented_at == consented_at
+    assert voter.platform_data["SESSION_ID"] == "se-4"  # the latest session, for the way out
+
+
+def test_a_returning_mturk_worker_goes_straight_on_with_the_new_assignment(study):
+    worker = Client()
+    start(worker, "?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https://x")
+    r = worker.get("/s/sales/?workerId=W1&assignmentId=A2&hitId=H1&turkSubmitTo=https://x")
+    assert r.status_code == 302 and r["Location"] == "/s/sales/vote/"
+    assert Voter.objects.get().platform_data["assignmentId"] == "A2"
+
+
+def test_a_participant_who_never_agreed_is_asked_for_consent(client, study):
+    client.get("/s/sales/")  # cookies
+    Voter.objects.create(study=study, source="prolific", participant="pp-1")  # no consent
+    html = client.get("/s/sales/" + PROLIFIC).content.decode()
+    assert "I agree" in html and "I do not agree" in html
+    html = client.get("/s/sales/?PROLIFIC_PID=pp-2").content.decode()
+    assert "I agree" in html
+    assert Voter.objects.count() == 1
+
+
+# --- voting page
 # --- voting page
 
 

@@ -1,4 +1,4 @@
-"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v3.
+"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v4.
 
 These tests commit (``transaction=True``), as the web server does: each call of the function is
 its own transaction, so what it stores or refuses is seen as another request would see it.
@@ -39,7 +39,7 @@ def test_a_vote_and_the_next_claim_are_one_statement(make_study):
     c = store.next_comparison(voter)
     with CaptureQueriesContext(connection) as ctx:
         stored, created, nxt = store.vote_and_next(VoterToken(voter.token, "one"), c.id, "left")
-    assert len(ctx.captured_queries) == 1 and "collector_vote_v3" in ctx.captured_queries[0]["sql"]
+    assert len(ctx.captured_queries) == 1 and "collector_vote_v4" in ctx.captured_queries[0]["sql"]
     assert created and Vote.objects.get(id=stored.id).comparison_id == c.id
     assert Comparison.objects.get(id=c.id).status == "answered"
     assert nxt.pair is not None and Comparison.objects.get(id=nxt.pair.id).leased_to_id == voter.id

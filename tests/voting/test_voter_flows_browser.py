@@ -311,3 +311,48 @@ def test_an_answer_refused_by_an_early_close_is_explained_on_the_next_page(
     assert not Vote.objects.exists()
     assert violations == []
     page.close()
+
+
+def test_an_archived_studys_link_says_it_is_closed(live_server, make_study, browser):
+    make_study(slug="gone", archived=True)
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    page.goto(f"{live_server.url}/s/gone/?PROLIFIC_PID=pp-5&STUDY_ID=s&SESSION_ID=x")
+    expect(page.locator("#closed")).to_have_text(
+        "This study is closed and is not taking any more voters. Thank you for your interest."
+    )
+    expect(page.get_by_role("button", name="I agree – start")).to_have_count(0)
+    expect(page.locator("#figures")).to_have_count(0)
+    shot(page, "consent-archived")
+    assert not Voter.objects.exists()
+    page.close()
+
+
+def test_a_returning_prolific_voter_goes_straight_on(live_server, make_study, browser):
+    make_study(slug="again", n_items=6, cap=3, redirect_url=PROLIFIC_DONE)
+    link = f"{live_server.url}/s/again/?PROLIFIC_PID=pp-3&STUDY_ID=s&SESSION_ID=x"
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    page = context.new_page()
+    page.goto(link)
+    page.get_by_role("button", name="I agree – start").click()
+    answer_until_done(page, 1)
+    expect(page.locator("#progress-text")).to_have_text("1 of 3 answered")
+    page.close()
+    # Back from Prolific in the same browser: no consent page, the voting page at once.
+    page = context.new_page()
+    page.goto(link)
+    expect(page).to_have_url(f"{live_server.url}/s/again/vote/")
+    expect(page.locator("#progress-text")).to_have_text("1 of 3 answered")
+    context.close()
+    # In another browser (no cookies of the site yet): one "Continue", no consent asked.
+    other = browser.new_page(viewport={"width": 1000, "height": 800})
+    other.goto(link.replace("SESSION_ID=x", "SESSION_ID=y"))
+    expect(other.get_by_role("link", name="I do not agree")).to_have_count(0)
+    expect(other.get_by_role("button", name="I agree – start")).to_have_count(0)
+    shot(other, "consent-returning")
+    other.get_by_role("button", name="Continue").click()
+    expect(other.locator("#progress-text")).to_have_text("1 of 3 answered")
+    voter = Voter.objects.get()
+    assert (
+        voter.platform_data["SESSION_ID"] == "y" and Vote.objects.filter(voter=voter).count() == 1
+    )
+    other.close()

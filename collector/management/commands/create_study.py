@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from collector.models import Study
 from collector.studies import creating, importing, lifecycle
+from ranking.designs import DEFAULT_DESIGN, DESIGNS
 
 
 def read_file(path: str, what: str) -> bytes:
@@ -27,17 +28,25 @@ def read_file(path: str, what: str) -> bytes:
 class Command(BaseCommand):
     help = (
         "Create a study from a token list (area,token) and/or an item list "
-        "(area,token_a,token_b); prints the plan, then the new study's slug on the last line."
+        "(area,token_a,token_b), or a target study from a target list "
+        "(target,candidate[,kind]); prints the plan, then the new study's slug on the last line."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
         parser.add_argument("--tokens", help="CSV/TSV of area,token rows")
         parser.add_argument("--items", help="CSV/TSV of area,token_a,token_b rows")
+        parser.add_argument(
+            "--targets",
+            help="CSV/TSV of target,candidate[,kind] rows: a target study (each target's "
+            "candidates ranked on their own; not with --tokens or --items)",
+        )
         parser.add_argument("--ballots", type=int, required=True, help="n_b")
         parser.add_argument("--alpha", type=float, required=True)
         parser.add_argument("--m", type=int, required=True, help="comparisons per item (M)")
-        parser.add_argument("--design", choices=Study.Design.values, default="adaptive")
+        parser.add_argument("--design", choices=tuple(DESIGNS), default=DEFAULT_DESIGN)
+        for name, help_text in _design_options().items():
+            parser.add_argument(f"--{name}", type=int, default=None, help=help_text)
         parser.add_argument("--estimator", choices=Study.Estimator.values, default="rescaled_borda")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--max-items-per-area", type=int, default=None, help="K")
@@ -48,11 +57,15 @@ class Command(BaseCommand):
         parser.add_argument("--open", action="store_true", help="open ballot 1 now")
 
     def handle(self, *args, **o):
-        if not o["tokens"] and not o["items"]:
-            raise CommandError("give --tokens FILE, --items FILE, or both")
+        if not o["tokens"] and not o["items"] and not o["targets"]:
+            raise CommandError("give --tokens FILE, --items FILE (or both), or --targets FILE")
+        if o["targets"] and (o["tokens"] or o["items"]):
+            raise CommandError("--targets makes a target study: give it without --tokens/--items")
         limit = settings.MAX_UPLOAD_BYTES
         try:
             areas = None
+            if o["targets"]:
+                areas = importing.parse_targets(read_file(o["targets"], "targets"), max_bytes=limit)
             if o["tokens"]:
                 areas = importing.parse_tokens(read_file(o["tokens"], "tokens"), max_bytes=limit)
             if o["items"]:
@@ -71,9 +84,10 @@ class Command(BaseCommand):
             }
             study = creating.create_study(
                 name=o["name"], areas=areas, n_ballots=o["ballots"], alpha=o["alpha"],
-                m=o["m"], design=o["design"], estimator=o["estimator"], seed=o["seed"],
+                m=o["m"], design=o["design"], design_options=_chosen_options(o),
+                estimator=o["estimator"], seed=o["seed"],
                 max_items_per_area=o["max_items_per_area"], allow_ties=not o["no_ties"],
-                auto_open=o["auto_open"], **extra,
+                auto_open=o["auto_open"], targets=bool(o["targets"]), **extra,
             )  # fmt: skip
         except importing.ImportFailed as exc:
             raise CommandError("\n".join(["the input was refused:", *exc.errors])) from None
@@ -86,3 +100,24 @@ class Command(BaseCommand):
             lifecycle.open_ballot(study.ballots.get(number=1).pk)
             self.stdout.write("ballot 1 is open")
         self.stdout.write(study.slug)
+
+
+def _design_options() -> dict[str, str]:
+    """Every registered design's options, with the designs that take them."""
+    options: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for design in DESIGNS.values():
+        for parameter in design.parameters:
+            options.setdefault(parameter.name, []).append(design.name)
+            texts.setdefault(parameter.name, parameter.help)
+    return {name: f"{', '.join(options[name])}: {texts[name]}" for name in options}
+
+
+def _chosen_options(o: dict) -> dict[str, int]:
+    """The options given for the chosen design; an option of another design is refused."""
+    own = {p.name for p in DESIGNS[o["design"]].parameters}
+    given = {name: o[name] for name in _design_options() if o.get(name) is not None}
+    foreign = sorted(set(given) - own)
+    if foreign:
+        raise CommandError(f"--{foreign[0]} is not an option of the {o['design']} design")
+    return given

@@ -4,13 +4,12 @@ against a finished study in this process, with a progress bar, and add it to the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from collector.evaluation import leaderboard, running, submitting
+from collector.evaluation.study_data import gold_provenance
 from collector.management.commands._common import get_study
 
 
@@ -40,12 +39,10 @@ class Command(BaseCommand):
         path = options["scores"] or options["vectors"]
         source = "scores" if options["scores"] else "vectors"
         try:
-            with open(path, "rb") as handle:
-                evaluation = submitting.submit(
-                    study, name, File(handle, name=Path(path).name), source,
-                    vectors_format=options["vectors_format"], missing=options["missing"],
-                    enqueue=False,
-                )  # fmt: skip
+            evaluation = submitting.submit(
+                study, name, path, source, vectors_format=options["vectors_format"],
+                missing=options["missing"], enqueue=False,
+            )  # fmt: skip
         except (submitting.EvaluationRefused, OSError) as exc:
             raise CommandError(str(exc)) from None
         with tqdm(total=1, desc=name, unit="step", disable=options["verbosity"] == 0) as bar:
@@ -71,8 +68,10 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             f"  chance: rho_w {row['chance_rho_w_mean']:.4f} [{row['chance_rho_w_low']:.4f}, "
-            f"{row['chance_rho_w_high']:.4f}]; the model is {row['z_rho_w']:.1f} sd above"
+            f"{row['chance_rho_w_high']:.4f}]; the model is {row['z_rho_w_text']}"
         )
+        if warning := gold_provenance(study)["warning"]:
+            self.stderr.write(f"warning: {warning}")
         if options["json_out"]:
             with open(options["json_out"], "w", encoding="utf-8") as fh:
                 json.dump(evaluation.result, fh, indent=2)

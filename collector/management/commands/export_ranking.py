@@ -7,16 +7,27 @@ from collector.staff import exports
 
 
 class Command(BaseCommand):
-    help = "Write the final ranking of a finished study as CSV (--out - for stdout)."
+    help = (
+        "Write the final ranking of a finished study as CSV, or as JSON Lines with the tokens "
+        "exact (--format jsonl), for tools (--out - for stdout)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--out", required=True, help="file path, or - for stdout")
+        parser.add_argument(
+            "--format",
+            choices=("csv", "jsonl"),
+            default="csv",
+            help="csv (for spreadsheets: a token that would run as a formula gets a leading ') "
+            "or jsonl (for tools: one JSON object per item, tokens exact)",
+        )
 
-    def handle(self, *args, slug: str, out: str, **options):
+    def handle(self, *args, slug: str, out: str, format: str, **options):
         study = get_study(slug)
         try:
-            lines = exports.ranking_csv(study)
+            write = exports.ranking_jsonl if format == "jsonl" else exports.ranking_csv
+            lines = write(study)
         except exports.NotFinished as exc:
             raise CommandError(str(exc)) from None
         write_lines(self, lines, out)

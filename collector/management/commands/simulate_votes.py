@@ -8,6 +8,7 @@ from django.utils import timezone
 import ranking
 from collector.management.commands._common import get_study, wait_until_closed
 from collector.models import Ballot, Comparison, Study, Voter
+from collector.studies.designs import study_groups
 from collector.voting import store
 
 CHOICE = {1.0: "left", 0.0: "right", 0.5: "tie"}
@@ -17,13 +18,17 @@ class Command(BaseCommand):
     help = (
         "Answer the open ballot with ranking's simulated crowd, vote by vote through the same "
         "assignment functions as real voters. Item i's underlying similarity follows the study's "
-        "item order (Item.index)."
+        "item order (Item.index); in a target study each target draws its own (its candidates "
+        "in their order)."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument(
-            "--dist", required=True, help="exponential, power_law, or csv:PATH (column similarity)"
+            "--dist",
+            required=True,
+            help="exponential, power_law, or csv:PATH (column similarity; one per item, or in a "
+            "target study one per candidate of every target)",
         )
         parser.add_argument("--voters", type=int, default=100)
         parser.add_argument("--seed", type=int, default=0)
@@ -46,7 +51,12 @@ class Command(BaseCommand):
                 f"study {slug} is paused: nothing is handed out until it is resumed on its page"
             )
         n_items = study.items.count()
-        z = similarities(dist, n_items)
+        groups = study_groups(study)
+        if groups is None or dist.startswith("csv:"):
+            z = similarities(dist, n_items)
+        else:  # each target its own simulated truth
+            sizes = np.bincount(groups)
+            z = np.concatenate([similarities(dist, int(size)) for size in sizes])
         # Seeded by --seed alone: the same voters (same opinions) come back for every ballot.
         crowd = ranking.SimulatedCrowd(z, voters, np.random.default_rng([seed, 0]))
         order_rng = np.random.default_rng([seed, ballot.number])

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('collector', '0010_pooled_fit'),
+        ('collector', '0013_vote_function_v4'),
     ]
 
     operations = [

@@ -1,6 +1,10 @@
--- The voting rules, in one place: collector_vote_v3 stores a vote or an attention check's answer
+-- The voting rules, in one place: collector_vote_v4 stores a vote or an attention check's answer
 -- (or says exactly why not) and hands the voter their next comparison or check, in one round trip.
--- Created by a migration; Python only maps the outcome to a response (collector/voting/store.py).
+-- Created by migration 0011_vote_function_v4, which drops collector_vote_v3; Python reads its
+-- columns by name and maps the outcome to a response (collector/voting/store.py). Against v3 as
+-- migration 0009 installed it (history/vote_v3.sql): no is_check and address_full columns, and
+-- a study counts as paused by paused_at alone (archiving sets it). A change of this function is
+-- a new file, a new name and a new migration: this file is what 0011 installs, byte for byte.
 -- It keeps no state on the server connection between calls, so it runs unchanged behind
 -- PgBouncer in transaction pooling. collector_exclude_voter (exclude_voter.sql) is the one
 -- implementation of excluding a voter; this function calls it when a voter fails too many checks.
@@ -48,7 +52,7 @@
 -- holds the two equal). The limit is a constant, not an argument: with a LIMIT parameter,
 -- PostgreSQL's plan cache keeps re-planning that statement on every call.
 
-CREATE OR REPLACE FUNCTION collector_vote_v3(
+CREATE OR REPLACE FUNCTION collector_vote_v4(
     p_token text, p_voter_id bigint, p_slug text,
     p_cid bigint, p_choice varchar, p_ms integer, p_now timestamptz, p_next boolean,
     p_addr_limit integer, p_addr_share double precision,

@@ -1,0 +1,118 @@
+"""Staff pages in a real browser at a 1,280 x 800 window: every table fits or scrolls inside a box
+whose scrollbar is in view, and no page asks for a file that is not there (the icon included).
+With SCREENSHOT_DIR set, each page is kept as a PNG."""
+
+from __future__ import annotations
+
+import pytest
+
+from collector.models import Study
+from tests.browser import logged_in, shot
+from tests.collector.helpers import finish_in_process, staff_user
+from tests.factories import make_study
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LONG = "Sales and marketing relatedness, spring pilot with the extended token list"
+TOKENS = "area,token\n" + "".join(
+    f"Sales & Marketing,{t}\n"
+    for t in ("customer relationship management", "search engine optimisation", "lead scoring",
+              "brand equity", "conversion rate", "market segmentation", "pricing strategy",
+              "content marketing", "sales funnel", "churn", "upselling", "net promoter score")
+)  # fmt: skip
+
+# Per table: its width, its box's (the nearest .scroll, else main), whether the box scrolls and
+# how tall it is; and the page's own width against the window's.
+MEASURE = """() => {
+  const boxOf = t => t.closest('.scroll') || t.closest('main');
+  return {
+    page: document.documentElement.scrollWidth, window: innerWidth, height: innerHeight,
+    tables: [...document.querySelectorAll('main table')].map(t => {
+      const box = boxOf(t), r = box.getBoundingClientRect();
+      return {id: t.className || t.closest('section')?.id || '',
+              width: t.getBoundingClientRect().width, boxWidth: box.clientWidth,
+              boxHeight: r.height, scrolls: box.classList.contains('scroll')};
+    }),
+  };
+}"""
+
+
+def assert_tables_fit_or_scroll_in_view(page, name: str, must_fit: tuple[str, ...] = ()) -> None:
+    found = page.evaluate(MEASURE)
+    assert found["page"] <= found["window"], (name, "the page scrolls sideways", found)
+    for table in found["tables"]:
+        fits = table["width"] <= table["boxWidth"] + 1
+        if table["id"] in must_fit:
+            assert fits, (name, table)
+        elif not fits:
+            # Wider than its box: the box scrolls, and is no taller than the window, so its
+            # sideways scrollbar can be reached without scrolling past the table.
+            assert table["scrolls"] and table["boxHeight"] <= found["height"], (name, table)
+
+
+@pytest.fixture
+def staff(live_server, browser):
+    owner = staff_user()
+    context = logged_in(browser, live_server.url, owner, width=1280, height=800)
+    page = context.new_page()
+    page.owner = owner
+    failed: list[tuple[int, str]] = []
+    page.on("response", lambda r: failed.append((r.status, r.url)) if r.status >= 400 else None)
+    page.failed = failed
+    yield page
+    context.close()
+
+
+def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeypatch):
+    finished = make_study(tokens=TOKENS, name=LONG, n_ballots=7, m=4, auto_open=True,
+                          created_by=staff.owner)  # fmt: skip
+    finish_in_process(finished, monkeypatch)
+    assert finished.status == Study.Status.FINISHED and len(finished.slug) > 60
+    running = make_study(tokens=TOKENS, name=LONG + " (second run)", n_ballots=3, m=4,
+                         auto_open=True, created_by=staff.owner)  # fmt: skip
+    monkeypatch.setattr("collector.jobs.send_close_ballot", lambda ballot_id: None)
+    from collector.studies import lifecycle
+    from tests.collector.helpers import simulate
+
+    simulate(running)
+    lifecycle.close_ballot(running.ballots.get(number=1).pk)
+    base = live_server.url
+    pages = {
+        "list": ("/staff/", ("studies",)),
+        "finished": (f"/staff/{finished.slug}/", ()),
+        "running": (f"/staff/{running.slug}/", ()),
+        "voters": (f"/staff/{finished.slug}/voters/", ()),
+    }
+    for name, (path, must_fit) in pages.items():
+        staff.goto(base + path)
+        shot(staff, f"tables-1280-{name}")
+        assert_tables_fit_or_scroll_in_view(staff, name, must_fit)
+    # The final ranking: 17 columns, 66 rows, in a box no taller than the window.
+    staff.goto(f"{base}/staff/{finished.slug}/")
+    box = staff.locator(".scroll.tall").first
+    box.scroll_into_view_if_needed()
+    shot(staff, "tables-1280-final-ranking")
+    assert box.evaluate("b => b.getBoundingClientRect().height") <= 800
+    assert staff.failed == []
+
+
+def test_no_page_asks_for_a_missing_file_and_every_page_has_its_icon(live_server, staff):
+    study = make_study(created_by=staff.owner, slug="iconic")
+    base = live_server.url
+    for path in ("/admin/login/", "/admin/", "/staff/", f"/staff/{study.slug}/", "/staff/new/",
+                 f"/s/{study.slug}/"):  # fmt: skip
+        staff.goto(base + path)
+        staff.wait_for_load_state("networkidle")
+        statuses = staff.evaluate(
+            """async () => {
+              const link = document.querySelector('link[rel=icon]');
+              const get = async url => (await fetch(url)).status;
+              return [link ? await get(link.href) : null, await get('/favicon.ico')];
+            }"""
+        )
+        if path.startswith("/s/"):
+            assert statuses[1] == 200, path  # the voter pages rely on /favicon.ico
+        else:
+            assert statuses == [200, 200], (path, statuses)
+    shot(staff, "icon-voter-page")
+    assert staff.failed == [], staff.failed
