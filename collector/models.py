@@ -511,6 +511,9 @@ class Evaluation(models.Model):
     )
     file_name = models.CharField(max_length=255, blank=True, help_text="The upload's own name.")
     vectors_format = models.CharField(max_length=16, blank=True, help_text="Empty: detected.")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the job running it."
+    )
     missing = models.CharField(
         max_length=4,
         choices=Missing.choices,

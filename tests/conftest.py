@@ -81,48 +81,70 @@ def _test_database_url() -> str:
 
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subprocess.Popen]:
-    """Real Celery workers on the test database, one per queue of ``WORKER_QUEUES`` (closes;
-    evaluations), stopped at the end of the session; yields the closes worker.
+    """A real Celery worker of the ``closes`` queue on the test database (as deployed: ballot
+    closes and the sweep), stopped at the end of the session. Evaluations have their own worker:
+    :func:`evaluations_worker`.
 
     Tests using it must be ``@pytest.mark.django_db(transaction=True)`` so that their rows are
-    committed and visible to the workers.
+    committed and visible to the worker.
     """
+    proc = _start_worker(settings.CELERY_QUEUE_CLOSES)
+    try:
+        yield proc
+    finally:
+        _stop_worker(proc)
+
+
+@pytest.fixture
+def evaluations_worker(celery_worker: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """A real Celery worker of the ``evaluations`` queue for one test, beside the closes worker.
+    Only its test's evaluations run in the background: the other tests run theirs themselves."""
+    proc = _start_worker(settings.CELERY_QUEUE_EVALUATIONS)
+    try:
+        yield proc
+    finally:
+        _stop_worker(proc)
+
+
+def _start_worker(queue: str) -> subprocess.Popen:
+    """A solo worker of ``queue`` on the test database, once ready; the queue is emptied first
+    (messages of other tests or sessions name rows that are gone)."""
     if not settings.CELERY_BROKER_URL or settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.fail("the Celery worker needs CELERY_BROKER_URL (tasks would run in-process)")
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         pytest.fail("the Celery worker needs PostgreSQL (DATABASE_URL)")
-    env = dict(os.environ, DATABASE_URL=_test_database_url(), CONN_MAX_AGE="0")
-    celery = Path(sys.executable).with_name("celery")
+    assert queue in WORKER_QUEUES, queue
     from config.celery import app
 
-    with app.connection_for_write() as connection:  # earlier sessions' ids mean nothing here
-        for queue in WORKER_QUEUES:
-            connection.default_channel.queue_purge(queue)
-    workers: list[subprocess.Popen] = []
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge(queue)
+    env = dict(os.environ, DATABASE_URL=_test_database_url(), CONN_MAX_AGE="0")
+    celery = Path(sys.executable).with_name("celery")
+    name = f"pytest-{queue}-{os.getpid()}"
+    log_path = ROOT / ".pytest_cache" / f"celery-worker-{queue}-{os.getpid()}.log"
+    log_path.parent.mkdir(exist_ok=True)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [str(celery), "-A", "config", "worker", "--pool=solo", "--concurrency=1",
+             "-Q", queue, "--loglevel=INFO", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "-n", f"{name}@%h"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     try:
-        for queue in WORKER_QUEUES:
-            name = f"pytest-{queue}-{os.getpid()}"
-            log_path = ROOT / ".pytest_cache" / f"celery-worker-{queue}-{os.getpid()}.log"
-            log_path.parent.mkdir(exist_ok=True)
-            with open(log_path, "wb") as log:
-                proc = subprocess.Popen(
-                    [str(celery), "-A", "config", "worker", "--pool=solo", "--concurrency=1",
-                     "-Q", queue, "--loglevel=INFO", "--without-gossip", "--without-mingle",
-                     "--without-heartbeat", "-n", f"{name}@%h"],
-                    cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                )  # fmt: skip
-            workers.append(proc)
-            _wait_until_ready(proc, log_path, name)
-        yield workers[0]
-    finally:
-        for proc in workers:
-            proc.send_signal(signal.SIGTERM)
-        for proc in workers:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _wait_until_ready(proc, log_path, name)
+    except BaseException:
+        _stop_worker(proc)
+        raise
+    return proc
+
+
+def _stop_worker(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _wait_until_ready(

@@ -8,6 +8,10 @@ covers both: the first half follows the bytes read, the second the evaluation's 
 it when the scores were read before). It is written at most twice a second; a failure is
 stored as a message.
 
+A message delivered twice (Redis redelivers one unacknowledged after ``CELERY_VISIBILITY_TIMEOUT``)
+runs the evaluation once: the job writes ``heartbeat_at`` with its progress, and a running
+evaluation with a heartbeat younger than :data:`ALIVE_FOR` is left to its job.
+
 Every model of a study is evaluated with the same seeded generator (the study's seed, purpose
 ``EVALUATION``), so their chance baselines and voter resamples are the same draws.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
@@ -33,6 +38,9 @@ log = logging.getLogger(__name__)
 
 LARGE_STUDY_ITEMS = 10_000
 _PROGRESS_EVERY = 0.5  # seconds between progress writes
+# A running evaluation whose job wrote no progress for this long is taken for dead (its worker
+# killed): a redelivered message runs it again. A younger one is left to the job running it.
+ALIVE_FOR = timedelta(minutes=5)
 
 
 def resamples_for(n_items: int) -> int:
@@ -54,8 +62,13 @@ def run_evaluation(evaluation_id: int, progress: Callable[[int, int], object] | 
         )
         if evaluation.status not in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING):
             return f"evaluation {evaluation_id} is {evaluation.status} already"
+        beat = evaluation.heartbeat_at
+        alive = beat is not None and timezone.now() - beat < ALIVE_FOR
+        if evaluation.status == Evaluation.Status.RUNNING and alive:  # a message redelivered
+            return f"evaluation {evaluation_id} is running in another job"
         evaluation.status = Evaluation.Status.RUNNING
-        evaluation.save(update_fields=["status"])
+        evaluation.heartbeat_at = timezone.now()
+        evaluation.save(update_fields=["status", "heartbeat_at"])
     study = evaluation.study
     last_write = 0.0
     start, share = 0.0, 1.0  # the part of the progress bar the current step fills
@@ -68,7 +81,9 @@ def run_evaluation(evaluation_id: int, progress: Callable[[int, int], object] | 
         if now - last_write >= _PROGRESS_EVERY or done == total:
             last_write = now
             value = start + share * done / max(total, 1)
-            Evaluation.objects.filter(pk=evaluation_id).update(progress=value)
+            Evaluation.objects.filter(pk=evaluation_id).update(
+                progress=value, heartbeat_at=timezone.now()
+            )
 
     try:
         if evaluation.item_scores is None:

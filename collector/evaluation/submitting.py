@@ -142,7 +142,7 @@ def submit(
         study=study,
         name=name,
         source=source,
-        source_detail=f"{filename}: waiting to be read"[:300],
+        source_detail=filename[:300],  # with how it was read, once read
         file_name=filename[:255],
         vectors_format=vectors_format or "",
         missing=missing,

@@ -23,6 +23,11 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name='evaluation',
+            name='heartbeat_at',
+            field=models.DateTimeField(blank=True, help_text='Last sign of life of the job running it.', null=True),
+        ),
+        migrations.AddField(
+            model_name='evaluation',
             name='vectors_format',
             field=models.CharField(blank=True, help_text='Empty: detected.', max_length=16),
         ),

@@ -38,7 +38,9 @@ def long_vectors_file(path: Path, study_words: set[str], fillers: int) -> Path:
     return path
 
 
-def test_a_ballot_closes_while_a_long_evaluation_is_running(celery_worker, monkeypatch, tmp_path):
+def test_a_ballot_closes_while_a_long_evaluation_is_running(
+    evaluations_worker, monkeypatch, tmp_path
+):
     gold = finished_study(monkeypatch, slug="gold")
     words = set()
     for a, b in Item.objects.filter(study=gold).values_list("token_a__text", "token_b__text"):

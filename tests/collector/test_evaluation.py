@@ -8,6 +8,7 @@ import base64
 import io
 import json
 import zlib
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -16,14 +17,23 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import override_settings
+from django.utils import timezone
 from django.utils.html import escape
 
+from collector import jobs
 from collector.evaluation import running, submitting
 from collector.models import Evaluation, Item, Study, Vote
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, staff_user
 from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def jobs_run_here(monkeypatch):
+    """These tests run each evaluation's job themselves (``running.run_evaluation``): nothing is
+    sent to the queue, where a worker other tests started would run it too."""
+    monkeypatch.setattr(jobs, "evaluate_after_commit", lambda evaluation_id: None)
 
 
 @pytest.fixture
@@ -267,6 +277,22 @@ def test_a_study_takes_at_most_its_bound_of_pending_evaluations(client, finished
         assert sorted(Evaluation.objects.values_list("name", flat=True)) == ["one", "two"]
         running.run_evaluation(Evaluation.objects.get(name="one").pk)  # one ends: room again
         assert upload(client, finished, "three", scores_csv(finished, 0.1)).status_code == 302
+
+
+def test_a_message_delivered_twice_runs_the_evaluation_once(client, finished):
+    upload(client, finished, "twice", scores_csv(finished, 0.1))
+    evaluation = Evaluation.objects.get()
+    alive = timezone.now() - timedelta(seconds=30)
+    Evaluation.objects.filter(pk=evaluation.pk).update(status="running", heartbeat_at=alive)
+    assert running.run_evaluation(evaluation.pk).endswith("is running in another job")
+    evaluation.refresh_from_db()
+    assert evaluation.item_scores is None and Path(evaluation.upload.path).exists()
+    # A job silent for longer than ALIVE_FOR died with its worker: the redelivery runs it.
+    dead = timezone.now() - running.ALIVE_FOR - timedelta(seconds=1)
+    Evaluation.objects.filter(pk=evaluation.pk).update(heartbeat_at=dead)
+    running.run_evaluation(evaluation.pk)
+    evaluation.refresh_from_db()
+    assert evaluation.status == "done" and evaluation.heartbeat_at > alive
 
 
 def test_removing_a_model_before_its_file_is_read_removes_the_file(client, finished):

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_staff_evaluate_two_models_and_read_the_leaderboard(
-    live_server, browser, celery_worker, monkeypatch, tmp_path
+    live_server, browser, evaluations_worker, monkeypatch, tmp_path
 ):
     owner = staff_user()
     study = finished_study(monkeypatch, created_by=owner, slug="gold")
@@ -109,7 +109,7 @@ def long_glove(path, study, fillers: int) -> None:
 
 
 def test_an_upload_answers_at_once_and_its_page_follows_the_reading_then_shows_the_result(
-    live_server, browser, celery_worker, monkeypatch, tmp_path
+    live_server, browser, evaluations_worker, monkeypatch, tmp_path
 ):
     owner = staff_user()
     study = finished_study(monkeypatch, created_by=owner, slug="flow")
