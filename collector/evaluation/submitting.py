@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from collector import jobs
 from collector.evaluation.study_data import gold_of
 from collector.models import Evaluation, Study
-from collector.staff.exports import NotFinished
+from collector.studies.lifecycle import NotFinished
 from ranking.files import (
     InputFileError,
     check_vector_file_start,

@@ -31,12 +31,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from collector.access import visible_studies
 from collector.evaluation import leaderboard, submitting
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study, Vote
 from collector.staff import exports, target_exports
-from collector.staff.access import visible_studies
 from collector.staff.forms import EvaluationForm
+from collector.studies import lifecycle
 
 # Every staff endpoint may answer these, as JSON {"detail": ...}.
 ERRORS: dict[int, type] = {400: dict, 401: dict, 403: dict, 404: dict}
@@ -93,7 +94,7 @@ class RankingView(_StudyView):
         after, limit = _paging(request)
         try:
             rows = exports.ranking_rows(study, after_rank=after, limit=limit)
-        except exports.NotFinished as exc:
+        except lifecycle.NotFinished as exc:
             raise Conflict(str(exc)) from None
         header = exports.ranking_header(study)
         results = [dict(zip(header, row, strict=True)) for row in rows]

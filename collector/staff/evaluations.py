@@ -18,11 +18,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from collector.access import download, get_study, staff_required
 from collector.evaluation import figures, leaderboard, submitting
 from collector.evaluation.leaderboard import stage
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation
-from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import EvaluationForm
 from collector.staff.study_page import render_study_page
 
