@@ -28,8 +28,9 @@ MAX_LEASE_SECONDS = 24 * 3600
 
 N_B_HELP = (
     "How many rounds of voting. After each ballot only the best items go on to the next, so "
-    "the votes gather on the top of the ranking. The paper's guidance: at least 2 (1 is the "
-    "uniform design) and at most about 10, since each ballot is a pause while the next is made."
+    "the votes gather on the top of the ranking. The paper's guidance: at least 2 and at most "
+    "about 10, since each ballot is a pause while the next is made. The one-ballot designs "
+    "(uniform, round robin) spend the budget these ballots would."
 )
 ALPHA_HELP = (
     "The share of items kept after each ballot. Smaller focuses the votes on the top sooner, "

@@ -14,6 +14,7 @@ from collector.models import Ballot, ItemScore, Study
 from collector.staff import exports
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
+from collector.studies.designs import study_design
 
 RANKING_ROWS_SHOWN = 200
 # The final ranking's text columns (the others are numbers, right-aligned on the page).
@@ -37,6 +38,7 @@ def render_study_page(
         "study": study,
         "progress": progress,
         "plan": "\n".join(creating.describe_plan(study)),
+        "design": study_design(study).describe(),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
     }
     if study.status == Study.Status.RUNNING:
