@@ -91,12 +91,20 @@ def predict(
     design: str = DEFAULT_DESIGN,
     estimator: str = "rescaled_borda",
     target: float | None = None,
+    targets: bool = False,
 ) -> dict[str, Any]:
     """What a planned study reaches with ``crowd`` (a :func:`fitted_crowd`): every registered
     design with the same budget under ``estimator``, the chosen ``design`` first, and the cost
     side: the smallest ``M`` (up to twice the planned one) with which each design reaches
     ``target`` rho_w (default: what the paper's adaptive design reaches at the planned ``M``).
-    ``{"refused": reason}`` for a study too large to simulate here."""
+    ``{"refused": reason}`` for a study too large to simulate here, or for a target study
+    (``targets``: each target is simulated on its own by the command line's simulator)."""
+    if targets:
+        return {
+            "refused": "A target study is predicted per target on the command line: download "
+            "the crowd file and run python -m ranking.simulate run --crowd crowd.json --dist "
+            "exponential --targets T --candidates C (with this plan's n_b, alpha and M)"
+        }
     if n_items > PREDICTION_MAX_ITEMS:
         return {
             "refused": f"{n_items:,} items: too many to simulate here (at most "

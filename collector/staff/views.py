@@ -66,7 +66,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
             d = form.cleaned_data
             context["prediction"] = crowd.predict(
                 fitted, form.preview["n_items"], d["m"], d["alpha"], d["n_ballots"], d["seed"],
-                design=d["design"], estimator=d["estimator"],
+                design=d["design"], estimator=d["estimator"], targets=form.targets,
             )  # fmt: skip
     return render(request, "staff/study_form.html", context)
 
