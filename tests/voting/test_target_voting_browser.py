@@ -44,8 +44,7 @@ def expect_shown(page: Page, c: Comparison, question: str) -> None:
 
 
 def test_a_voter_answers_a_target_study_with_clicks_and_keys(live_server, browser):
-    study = make_study(targets=TARGETS, slug="pets", n_ballots=1, m=4, design="round_robin",
-                       cap=7)  # fmt: skip
+    make_study(targets=TARGETS, slug="pets", n_ballots=1, m=4, design="round_robin", cap=7)
     page = browser.new_page(viewport={"width": 1200, "height": 820})
     page.goto(f"{live_server.url}/s/pets/?participant=t-1")
     expect(page.get_by_text("Each question shows one word, the target")).to_be_visible()
