@@ -10,6 +10,9 @@ resident set, so run one case per process for a clean memory figure):
   resamples. Target: 2 minutes and 2 GB.
 - ``vectors``: a 400,000-word, 50-dimension GloVe text file (random, seeded; written once to
   ``--tmp``), loaded with gensim and scoring the paper-sized study's items. Target: 30 s.
+- ``targets``: a target study of 100 targets x 1,000 candidates (100,000 items; each target its
+  own exponential truth, 3 ballots, M = 20), one model, 200 voter resamples: per target, the
+  macro means and Avraham & Goldberg's score with their intervals. Target: as ``large``.
 
     .venv/bin/python benchmarks/bench_evaluation.py paper
 """
@@ -37,8 +40,16 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _study(n_items: int, n_ballots: int, seed: int):
+def _study(n_items: int, n_ballots: int, seed: int, targets: int = 0):
     rng = np.random.default_rng(seed)
+    if targets:  # a target study: each target its own draw of the distribution
+        size = n_items // targets
+        z = np.tile(underlying_similarity("exponential", size), targets)
+        groups = np.repeat(np.arange(targets), size)
+        gold, votes = simulate_study_votes(
+            z, rng, m=20, alpha=0.5, n_ballots=n_ballots, groups=groups
+        )
+        return z, gold, votes
     z = underlying_similarity("exponential", n_items)
     gold, votes = simulate_study_votes(z, rng, m=20, alpha=0.5, n_ballots=n_ballots, area_size=45)
     return z, gold, votes
@@ -54,9 +65,11 @@ def _models(z: np.ndarray, gold, count: int, seed: int) -> dict[str, np.ndarray]
     }
 
 
-def bench_study(n_items: int, n_ballots: int, n_models: int, resamples: int) -> None:
+def bench_study(
+    n_items: int, n_ballots: int, n_models: int, resamples: int, targets: int = 0
+) -> None:
     t0 = time.perf_counter()
-    z, gold, votes = _study(n_items, n_ballots, seed=0)
+    z, gold, votes = _study(n_items, n_ballots, seed=0, targets=targets)
     t1 = time.perf_counter()
     models = _models(z, gold, n_models, seed=1)
     result = evaluate(
@@ -64,6 +77,17 @@ def bench_study(n_items: int, n_ballots: int, n_models: int, resamples: int) -> 
         estimator="rescaled_borda",
     )  # fmt: skip
     t2 = time.perf_counter()
+    if targets:
+        macro, ag = result["macro"], result["ag_bootstrap"]
+        print(
+            f"{targets} targets x {n_items // targets} candidates, {votes.n_votes} votes, "
+            f"{n_models} model, {resamples} resamples: evaluate {t2 - t1:.1f} s (simulating the "
+            f"study {t1 - t0:.1f} s), peak RSS {_peak_mb():.0f} MB; macro rho_w "
+            f"{macro['rho_w']:.4f} [{macro['bootstrap']['rho_w']['low']:.4f}, "
+            f"{macro['bootstrap']['rho_w']['high']:.4f}], A&G {result['ag_score']:.4f} "
+            f"[{ag['low']:.4f}, {ag['high']:.4f}] over {result['ag_comparisons']} comparisons"
+        )
+        return
     print(
         f"{n_items} items, {votes.n_votes} votes, {n_models} models, {resamples} resamples: "
         f"evaluate {t2 - t1:.1f} s (simulating the study {t1 - t0:.1f} s), "
@@ -100,13 +124,15 @@ def bench_vectors(tmp: Path, words: int = 400_000, dim: int = 50) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("case", choices=["paper", "large", "vectors"])
+    p.add_argument("case", choices=["paper", "large", "vectors", "targets"])
     p.add_argument("--tmp", type=Path, default=Path("/tmp"), help="where the vectors file goes")
     args = p.parse_args(argv)
     if args.case == "paper":
         bench_study(990, 7, n_models=2, resamples=1000)
     elif args.case == "large":
         bench_study(100_000, 3, n_models=1, resamples=200)
+    elif args.case == "targets":
+        bench_study(100_000, 3, n_models=1, resamples=200, targets=100)
     else:
         bench_vectors(args.tmp)
     return 0

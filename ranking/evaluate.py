@@ -2,7 +2,11 @@
 
 ``python -m ranking.evaluate --gold PATH (--scores PATH | --vectors PATH [--vectors-format
 word2vec|word2vec-binary|glove|fasttext]) [--n0 2] [--missing skip|last] [--seed 0]
-[--json OUT] [--votes VOTES_CSV] [--resamples N]``
+[--json OUT] [--votes VOTES_CSV] [--resamples N] [--comparisons COMPARISONS_CSV]``
+
+A target study's ranking (its ``target`` and ``candidate`` columns) or a grouped gold is
+evaluated per target too (``targets``, ``macro``); ``--comparisons`` (the study's
+``comparisons.csv``) adds Avraham & Goldberg's score (``ag_score``), as do its votes.
 
 ``--scores`` and ``--vectors`` may be repeated (and mixed) to evaluate several models; with
 ``--votes`` and ``--resamples`` two or more models are also compared pairwise on the same
@@ -24,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .evaluation.model_evaluation import MISSING_POLICIES, evaluate
+from .files.comparisons import read_comparisons
 from .files.gold import GOLD_FORMATS, read_gold
 from .files.model_scores import read_model_scores
 from .files.votes import read_votes
@@ -64,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", dest="json_out", default=None, help="write JSON here (- stdout)")
     parser.add_argument("--votes", default=None, help="the study's votes CSV")
     parser.add_argument("--resamples", type=int, default=0, help="voter-bootstrap resamples")
+    parser.add_argument(
+        "--comparisons", default=None,
+        help="a target study's binary comparisons (comparisons.csv): Avraham & Goldberg's score",
+    )  # fmt: skip
     parser.add_argument("--estimator", choices=("auto", *ESTIMATORS), default="auto")
     parser.add_argument("--chance-permutations", type=int, default=None)
     parser.add_argument(
@@ -126,13 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         gold = read_gold(args.gold, args.gold_format)
         models = _models(args)
         votes = read_votes(args.votes, gold) if args.votes else None
+        comparisons = read_comparisons(args.comparisons, gold) if args.comparisons else None
         with _progress(not to_stdout and sys.stderr.isatty()) as update:
             result = evaluate(
                 gold, models, n0=args.n0, missing=args.missing,
                 rng=np.random.default_rng(args.seed), votes=votes, resamples=args.resamples,
                 chance_permutations=args.chance_permutations,
                 retrieval_alpha=args.retrieval_alpha, estimator=args.estimator,
-                progress=update, workers=args.workers,
+                progress=update, workers=args.workers, comparisons=comparisons,
             )  # fmt: skip
     except (ValueError, OSError) as error:
         parser.error(str(error))
@@ -156,6 +166,14 @@ def _number(value: Any, digits: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _band(boot: dict[str, Any] | None, low: float = -1.0) -> str:
+    """`` [low, high]``: a bootstrap's basic interval kept within [low, 1], or nothing."""
+    if not boot or boot.get("basic_low") is None:
+        return ""
+    ends = (max(low, min(1.0, boot[k])) for k in ("basic_low", "basic_high"))
+    return " [{}, {}]".format(*(_number(v, 3) for v in ends))
+
+
 def format_table(result: dict[str, Any]) -> str:
     """The human-readable summary printed on stdout."""
     gold = result["gold"]
@@ -172,6 +190,7 @@ def format_table(result: dict[str, Any]) -> str:
     lines += [header, "-" * len(header)]
     for model in result["models"]:
         rows = [("all", model)] + [(a["area"], a) for a in model.get("areas") or []]
+        rows += [(t["target"], t) for t in model.get("targets") or []]
         for label, row in rows:
             chance = (row.get("chance") or {}).get("rho_w")
             band = (
@@ -188,6 +207,21 @@ def format_table(result: dict[str, Any]) -> str:
             )
     for model in result["models"]:
         extra = []
+        macro = model.get("macro")
+        if macro:
+            extra.append(
+                f"macro over {macro['targets']} targets: "
+                + ", ".join(
+                    f"{m} {_number(macro[m], 3)}" + _band((macro.get("bootstrap") or {}).get(m))
+                    for m in ("rho_w", "tau_w", "rho", "tau")
+                )
+            )
+        if "ag_score" in model:
+            extra.append(
+                f"A&G score {_number(model['ag_score'], 3)}"
+                + _band(model.get("ag_bootstrap"), 0.0)
+                + f" ({model['ag_comparisons']} comparisons)"
+            )
         retrieval = model.get("retrieval")
         if retrieval and "mrr" in retrieval:
             ndcg = retrieval.get("ndcg@10")

@@ -6,6 +6,11 @@ tau_w (mean and 95% range under random permutation) with the model's distance fr
 standard deviations (``z_*``, and in words, ``z_*_text``: "1.6 sd below chance"), and the
 agreement with the raw votes.
 
+A target study's rows also hold its per-target figures' macro means (``macro_rho_w``...) with
+their intervals, Avraham & Goldberg's score over the binary comparisons (``ag_score``) with its
+interval, and the pooled MRR and Hits@1 of the positives; its leaderboard is sorted by macro
+rho_w, and :func:`target_table` lays out every target's rho_w per model.
+
 The intervals shown are the bootstrap's basic (bias-corrected) ones, ``2 * point - (97.5th,
 2.5th percentiles)``, kept within the metric's range: a resampled crowd's ranking is noisier
 than the study's, so the plain percentiles sit below the point estimate and rarely cover the
@@ -27,6 +32,11 @@ CSV_HEADER = [
     *(f"chance_{m}{part}" for m in ("rho_w", "tau_w") for part in ("_mean", "_low", "_high")),
     "z_rho_w", "z_tau_w", "vote_agreement", "vote_agreement_low", "vote_agreement_high",
     "weighted_vote_agreement", "resamples",
+]  # fmt: skip
+TARGET_CSV_HEADER = [
+    "targets", *(f"macro_{m}{part}" for m in METRICS for part in ("", "_low", "_high")),
+    "macro_chance_rho_w", "ag_score", "ag_score_low", "ag_score_high", "ag_comparisons",
+    "mrr", "hits_1",
 ]  # fmt: skip
 
 
@@ -75,6 +85,26 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
     out["vote_agreement_low"], out["vote_agreement_high"] = interval
     out["weighted_vote_agreement"] = _get(r, "votes", "weighted_agreement")
     out["resamples"] = r.get("resamples")
+    if evaluation.study.targets:
+        out.update(_target_figures(r))
+    return out
+
+
+def _target_figures(r: dict[str, Any]) -> dict[str, Any]:
+    """A target study's macro means, A&G score and MRR of one result (None: not known)."""
+    macro = r.get("macro") or {}
+    out: dict[str, Any] = {"targets": macro.get("targets")}
+    for m in METRICS:
+        out[f"macro_{m}"] = macro.get(m)
+        out[f"macro_{m}_low"], out[f"macro_{m}_high"] = _interval(macro, m, (-1.0, 1.0))
+    out["macro_chance_rho_w"] = macro.get("chance_rho_w")
+    out["ag_score"] = r.get("ag_score")
+    out["ag_score_low"], out["ag_score_high"] = _interval(
+        {"bootstrap": {"ag_score": r.get("ag_bootstrap")}}, "ag_score", (0.0, 1.0)
+    )
+    out["ag_comparisons"] = r.get("ag_comparisons")
+    out["mrr"] = _get(r, "retrieval", "mrr")
+    out["hits_1"] = _get(r, "retrieval", "hits@1")
     return out
 
 
@@ -89,14 +119,24 @@ def from_chance(z: float | None) -> str | None:
 
 
 def rows(study: Study) -> list[dict[str, Any]]:
-    """Every evaluation of the study: finished ones by rho_w (best first), then the others."""
-    evaluations = list(Evaluation.objects.filter(study=study).order_by("created_at"))
+    """Every evaluation of the study: finished ones by rho_w (a target study: macro rho_w),
+    best first, then the others."""
+    evaluations = list(
+        Evaluation.objects.filter(study=study).select_related("study").order_by("created_at")
+    )
     table = [row(e) for e in evaluations]
-    return sorted(table, key=lambda x: (x["rho_w"] is None, -(x["rho_w"] or 0.0)))
+    key = "macro_rho_w" if study.targets else "rho_w"
+    return sorted(table, key=lambda x: (x[key] is None, -(x[key] or 0.0)))
+
+
+def csv_header(study: Study) -> list[str]:
+    """The leaderboard CSV's columns (a target study's add :data:`TARGET_CSV_HEADER`)."""
+    return CSV_HEADER + (TARGET_CSV_HEADER if study.targets else [])
 
 
 def leaderboard_csv(study: Study) -> Iterator[str]:
-    return csv_lines(CSV_HEADER, ([r[k] for k in CSV_HEADER] for r in rows(study)))
+    header = csv_header(study)
+    return csv_lines(header, ([r[k] for k in header] for r in rows(study)))
 
 
 def areas(evaluation: Evaluation) -> list[dict[str, Any]]:
@@ -111,3 +151,40 @@ def areas(evaluation: Evaluation) -> list[dict[str, Any]]:
         item["chance_rho_w_mean"] = _get(area, "chance", "rho_w", "mean")
         result.append(item)
     return result
+
+
+def targets(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Per-target figures of one evaluation of a target study: the keys of :func:`areas`
+    (``target`` for ``area``) and the target's MRR and Hits@1 when it has positives."""
+    result = []
+    for entry in _get(evaluation.result, "targets") or []:
+        item: dict[str, Any] = {key: entry.get(key) for key in ("target", "n", "n_items")}
+        item["coverage"] = entry.get("coverage")
+        for m in METRICS:
+            item[m] = entry.get(m)
+            item[f"{m}_low"], item[f"{m}_high"] = _interval(entry, m, (-1.0, 1.0))
+        item["chance_rho_w_mean"] = _get(entry, "chance", "rho_w", "mean")
+        item["positives"] = entry.get("positives")
+        item["mrr"] = entry.get("mrr")
+        item["hits_1"] = entry.get("hits@1")
+        result.append(item)
+    return result
+
+
+def target_table(study: Study, models: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every target of a target study with each finished model's rho_w on it (the leaderboard's
+    order): ``{"target", "n_items", "rho_w": [value or None per model]}``."""
+    done = [r for r in models if r.get("macro_rho_w") is not None]
+    per_model = []
+    for r in done:
+        result = Evaluation.objects.filter(pk=r["id"]).values_list("result", flat=True).first()
+        per_model.append({t["target"]: t for t in _get(result, "targets") or []})
+    names = sorted({name for found in per_model for name in found})
+    return [
+        {
+            "target": name,
+            "n_items": next((f[name].get("n_items") for f in per_model if name in f), None),
+            "rho_w": [f.get(name, {}).get("rho_w") for f in per_model],
+        }
+        for name in names
+    ]

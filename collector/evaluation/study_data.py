@@ -2,7 +2,9 @@
 whether people gave those votes (:func:`gold_provenance`).
 
 Items are in ``Item.index`` order, so a model's per-item scores are a plain array in that order
-(``Evaluation.item_scores``) and the gold's positions are the study's item ids.
+(``Evaluation.item_scores``) and the gold's positions are the study's item ids. A target
+study's gold is a target gold (its targets and candidate kinds): models are evaluated per target,
+its votes are rescored per target (their groups) and give the binary comparisons.
 """
 
 from __future__ import annotations
@@ -53,8 +55,14 @@ def gold_of(study: Study) -> GoldStandard:
         Item.objects.filter(study=study)
         .order_by("index")
         .values_list(
-            "index", "token_a__text", "token_b__text", "area__name", "final_rank", "final_score"
-        )
+            "index",
+            "token_a__text",
+            "token_b__text",
+            "area__name",
+            "final_rank",
+            "final_score",
+            "kind",
+        )  # fmt: skip
     )
     last = dict(
         ItemScore.objects.filter(ballot__study=study)
@@ -73,13 +81,15 @@ def gold_of(study: Study) -> GoldStandard:
         areas=tuple(r[3] for r in rows),
         last_ballot=np.array([last.get(int(i), 1) for i in index], dtype=np.int64),
         source=f"study {study.slug}",
+        targets=tuple(r[3] for r in rows) if study.targets else None,  # area = target
+        kinds=tuple(r[6] for r in rows) if study.targets else None,
     )
 
 
 def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
     """The study's answered comparisons with each ballot's items (None: no votes), without the
     votes of excluded voters: the agreement with the votes and the voter bootstrap leave them
-    out."""
+    out. A target study's votes carry its targets as groups (``gold.groups``)."""
     rows = bulk_sql.study_votes(study.pk).trusted()
     numbers, pairs, first_score, voter_ids = rows.ballot, rows.pairs, rows.first_score, rows.voter
     if numbers.size == 0:
@@ -100,4 +110,5 @@ def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
         first_score=first_score,
         voter=voters.astype(np.int64),
         ballot_items=tuple(members),
+        groups=gold.groups,
     )

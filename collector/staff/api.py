@@ -5,6 +5,8 @@ evaluation of models against the study (submit one, read the leaderboard and eac
 ``GET /api/v1/staff/studies/<slug>/votes?after=<vote id>&limit=<n>`` answer
 ``{"count": ..., "next": <url or null>, "results": [...]}``; each result has the CSV export's
 columns as keys. Keyset paging stays fast on the last page of a million votes, unlike OFFSET.
+``GET /api/v1/staff/studies/<slug>/comparisons?after=<row>&limit=<n>`` pages a target study's
+binary comparisons the same way (``row`` numbers them from 1; an area study is a 404).
 ``POST /api/v1/staff/studies/<slug>/evaluations`` (multipart: ``name``, ``source`` scores or
 vectors, ``file``, optional ``vectors_format`` and ``missing``) answers 202 with the evaluation's
 id and URL; ``GET`` on it gives its status, progress and, once done, its result; ``GET
@@ -14,12 +16,13 @@ member's study is a 404.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
@@ -29,7 +32,7 @@ from rest_framework.views import APIView
 from collector.evaluation import leaderboard, submitting
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study, Vote
-from collector.staff import exports
+from collector.staff import exports, target_exports
 from collector.staff.access import visible_studies
 from collector.staff.forms import EvaluationForm
 
@@ -102,6 +105,24 @@ class VotesView(_StudyView):
             results.append(item)
         count = Vote.objects.filter(ballot__study=study).count()
         return _page(request, results, "vote_id", limit, count)
+
+
+class ComparisonsView(_StudyView):
+    @extend_schema(parameters=PAGING, responses={200: dict, **ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        """A target study's binary comparisons (the comparisons.csv rows, numbered ``row``)."""
+        study = self.study(request, slug)
+        after, limit = _paging(request)
+        try:
+            count, rows = target_exports.comparisons_rows(study)
+        except target_exports.NotATargetStudy as exc:
+            raise NotFound(str(exc)) from None
+        header = target_exports.COMPARISONS_HEADER
+        results = [
+            {"row": after + offset + 1, **dict(zip(header, row, strict=True))}
+            for offset, row in enumerate(islice(rows, after, after + limit))
+        ]
+        return _page(request, results, "row", limit, count)
 
 
 EVALUATION_UPLOAD = inline_serializer(

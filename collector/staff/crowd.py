@@ -5,10 +5,11 @@ likelihood (:func:`ranking.fit_crowd`), shown to staff, downloaded as a crowd fi
 with this crowd (:func:`ranking.predict_study`: "plan with the crowd of study X").
 
 The fit reads the votes of voters who were not excluded, items ordered by their pooled
-Bradley-Terry fit; a study with more than ``MAX_VOTES`` such votes is fitted on a seeded sample
-of them. Fits are cached by the study's vote counts (all, and of voters not excluded), so a page
-view after the first costs one count and a cache read until the study changes. Predictions run
-while the page waits, for planned studies of up to ``PREDICTION_MAX_ITEMS`` items.
+Bradley-Terry fit (a target study's within each target); a study with more than ``MAX_VOTES``
+such votes is fitted on a seeded sample of them. Fits are cached by the study's vote counts
+(all, and of voters not excluded), so a page view after the first costs one count and a cache
+read until the study changes. Predictions run while the page waits, for planned studies of up
+to ``PREDICTION_MAX_ITEMS`` items.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
 from collector.staff.access import download, get_study, staff_required, visible_studies
 from collector.studies import bulk_sql
-from collector.studies.designs import Purpose, driver, study_rng
+from collector.studies.designs import Purpose, driver, study_groups, study_rng
 from ranking.designs import DEFAULT_DESIGN, DESIGNS
 from ranking.simulation import smallest_m
 
@@ -70,6 +71,7 @@ def fitted_crowd(study: Study) -> dict[str, Any]:
     fit = ranking.fit_crowd(
         study.items.count(), rows.pairs[keep], rows.first_score[keep], index, None, rng,
         voter_names=[names.get(int(v), str(v)) for v in voters],
+        groups=study_groups(study),  # a target study: each target placed on its own
     )  # fmt: skip
     model = fit.crowd_model(source=f"study {study.slug}")
     result = {

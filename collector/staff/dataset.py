@@ -8,7 +8,9 @@
 - ``ranking.jsonl`` (:func:`collector.staff.exports.ranking_jsonl`) holds the tokens exactly; the
   CSV and TSV files write a token that a spreadsheet would run as a formula behind a ``'``.
 - ``dataset.json``: the card: what was asked, how (parameters, estimator), how much (counts of
-  items, votes, voters, ballots), when, under which licence, and what the metrics mean.
+  items, votes, voters, ballots), when, under which licence, and what the metrics mean; for a
+  target study also its target design (targets, candidates per target, kinds, the question
+  template) and its comparisons and grouped gold files (:mod:`collector.staff.target_exports`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.db.models import Count, Max, Min
 from collector.csv_cells import tsv_lines
 from collector.models import Item, Study, Token, Vote
 from collector.staff.exports import CHUNK, ballots_run, require_finished
+from collector.staff.target_exports import target_design
 from collector.studies.designs import study_design
 
 GOLD_SCALE = 10.0
@@ -34,6 +37,17 @@ METRICS = {
     "of the two items' weights; same weights and same chance level as rho_w.",
     "rho": "Spearman's rank correlation (unweighted).",
     "tau": "Kendall's tau-b (unweighted, ties accounted for).",
+}
+TARGET_METRICS = {
+    "macro": "A target study: rho_w, tau_w, rho and tau of each target's candidates (ranked by "
+    "the model's similarity to the target against rank_in_target), averaged without weights over "
+    "the targets with at least 3 scored candidates.",
+    "ag_score": "Avraham & Goldberg's Section 4.2 score over the binary comparisons: "
+    "sum max(s, 0) / sum |s|, s = delta (2 R - 1), delta = 1 when the model scores candidate_1 "
+    "above candidate_2 for the target, else -1 (a model tie earns half), R = r; with kinds, a "
+    "positive over a distractor or random of its target counts as R = 1.",
+    "mrr": "EvalRank's mean reciprocal rank of each positive among its target's candidates "
+    "(and Hits@k, the share ranked k or better).",
 }
 
 
@@ -85,7 +99,19 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "gold.tsv": "token_a, token_b, score on 0-10 (WordSim style), best first",
         "votes.csv": "every answered comparison, voters as pseudonyms",
     }
-    return {
+    if study.targets:
+        files["ranking.csv"] += (
+            "; then target,candidate,kind,rank_in_target (area and token_a are the target, "
+            "token_b the candidate; rank_in_target 1 = the target's most related candidate)"
+        )
+        files["comparisons.csv"] = (
+            "target,candidate_1,candidate_2,votes_1,votes_2,ties,r: the binary comparisons"
+        )
+        files["gold-grouped.csv"] = (
+            "query,candidate,score: each target with its candidates, best first, the final score "
+            "scaled to 0-10 within the target (python -m ranking.evaluate --gold reads it)"
+        )
+    card: dict[str, Any] = {
         "name": study.name,
         "slug": study.slug,
         "question": study.question,
@@ -125,3 +151,8 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "Bradley-Terry strength), scaled linearly so that the lowest item is 0 and the highest 10.",
         "metrics": METRICS,
     }
+    if study.targets:
+        card["study_kind"] = "targets"
+        card["target_design"] = target_design(study)
+        card["metrics"] = {**METRICS, **TARGET_METRICS}
+    return card

@@ -55,6 +55,7 @@ def evaluation_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "evaluation": evaluation,
         "row": leaderboard.row(evaluation),
         "areas": leaderboard.areas(evaluation),
+        "targets": leaderboard.targets(evaluation),
         "gold": gold_provenance(evaluation.study),
     }
     if evaluation.status == Evaluation.Status.DONE:

@@ -2,7 +2,9 @@
 
 - ranking: ``rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1..x_K``
   (K ballots the study runs; ``x_k`` empty where the item was not in ballot k; ``score`` is ybar,
-  or the Bradley-Terry strength; appearances, wins and ties are summed over the ballots);
+  or the Bradley-Terry strength; appearances, wins and ties are summed over the ballots); a
+  target study's adds ``target,candidate,kind,rank_in_target`` (area and token_a are the
+  target, token_b the candidate; ``rank_in_target`` 1 = the target's most related candidate);
 - votes: ``ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms,
   left_token_a,left_token_b,right_token_a,right_token_b,voter_excluded``
   (item ids are ``Item.index``, ranking's ids; voter is the pseudonym, never the participant id;
@@ -61,6 +63,7 @@ RANKING_FIXED = [
     "wins",
     "ties",
 ]
+RANKING_TARGET = ["target", "candidate", "kind", "rank_in_target"]
 CHUNK = 2000  # rows per page (one query each)
 
 
@@ -80,7 +83,8 @@ def ballots_run(study: Study) -> int:
 
 
 def ranking_header(study: Study) -> list[str]:
-    return RANKING_FIXED + [f"x_{k}" for k in range(1, ballots_run(study) + 1)]
+    xs = [f"x_{k}" for k in range(1, ballots_run(study) + 1)]
+    return RANKING_FIXED + xs + (RANKING_TARGET if study.targets else [])
 
 
 def ranking_rows(study: Study, *, after_rank: int = 0, limit: int | None = None) -> Iterator[list]:
@@ -95,6 +99,8 @@ def ranking_rows(study: Study, *, after_rank: int = 0, limit: int | None = None)
 
 
 def _ranking_query(study: Study, xs: dict[str, Any]) -> QuerySet[Any]:
+    # A target study's target is its item's area (and token_a), its candidate token_b.
+    targets = ("area__name", "token_b__text", "kind", "rank_in_target") if study.targets else ()
     return (
         Item.objects.filter(study=study)
         .annotate(
@@ -117,6 +123,7 @@ def _ranking_query(study: Study, xs: dict[str, Any]) -> QuerySet[Any]:
             "n_wins",
             "n_ties",
             *xs,
+            *targets,
         )  # fmt: skip
     )
 

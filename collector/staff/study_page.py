@@ -19,6 +19,8 @@ from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design
 
 RANKING_ROWS_SHOWN = 200
+# The final ranking's text columns (the others are numbers, right-aligned on the page).
+TEXT_COLUMNS = {"area", "token_a", "token_b", "target", "candidate", "kind"}
 
 
 def render_study_page(
@@ -46,13 +48,21 @@ def render_study_page(
         context.update(interim_ranking(study))
     if study.status == Study.Status.FINISHED:
         header = exports.ranking_header(study)
-        rows = list(exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN))
+        text = [name in TEXT_COLUMNS for name in header]
+        rows = [
+            [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)]
+            for row in exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN)
+        ]
         context.update(ranking_header=header, ranking_rows=rows, ranking_limit=RANKING_ROWS_SHOWN)
+        board = leaderboard.rows(study)
         context.update(
             evaluation_form=evaluation_form or EvaluationForm(),
-            leaderboard=leaderboard.rows(study),
+            leaderboard=board,
             gold=gold_provenance(study),
         )
+        if study.targets:
+            context["target_models"] = [r for r in board if r.get("macro_rho_w") is not None]
+            context["target_table"] = leaderboard.target_table(study, board)
     return render(request, "staff/study_detail.html", context, status=status)
 
 
@@ -62,6 +72,13 @@ def target_counts(study: Study) -> dict[str, int]:
     sizes = list(per_target.values_list("n", flat=True))
     return {"targets": len(sizes), "candidates": sum(sizes), "fewest": min(sizes, default=0),
             "most": max(sizes, default=0)}  # fmt: skip
+
+
+def _shown(value: Any) -> str:
+    """A ranking cell as the page shows it: scores (floats) to four decimals, nothing for None."""
+    if value is None:
+        return ""
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
 def interim_ranking(study: Study, limit: int = 30) -> dict[str, Any]:

@@ -40,6 +40,12 @@ urlpatterns = [
     path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
     path("staff/<slug:slug>/items.csv", staff.items_csv, name="staff-items-csv"),
     path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),
+    path("staff/<slug:slug>/comparisons.csv", staff.comparisons_csv, name="staff-comparisons-csv"),
+    path(
+        "staff/<slug:slug>/gold-grouped.csv",
+        staff.gold_grouped_csv,
+        name="staff-gold-grouped-csv",
+    ),
     path("staff/<slug:slug>/figures/", staff.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
@@ -106,6 +112,11 @@ urlpatterns = [
         name="api-staff-ranking",
     ),
     path("api/v1/staff/studies/<slug:slug>/votes", api.VotesView.as_view(), name="api-staff-votes"),
+    path(
+        "api/v1/staff/studies/<slug:slug>/comparisons",
+        api.ComparisonsView.as_view(),
+        name="api-staff-comparisons",
+    ),
     path(
         "api/v1/staff/studies/<slug:slug>/evaluations",
         api.EvaluationsView.as_view(),

@@ -17,7 +17,15 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
 from collector.models import Study
-from collector.staff import crowd, dataset, exports, managing, study_figures, study_page
+from collector.staff import (
+    crowd,
+    dataset,
+    exports,
+    managing,
+    study_figures,
+    study_page,
+    target_exports,
+)
 from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import StudyForm
 from collector.studies import copying, creating, lifecycle
@@ -152,6 +160,28 @@ def gold_tsv(request: HttpRequest, slug: str) -> HttpResponseBase:
     except exports.NotFinished as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
     return download(lines, f"{study.slug}-gold.tsv", "text/tab-separated-values")
+
+
+@staff_required
+def comparisons_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    try:
+        lines = target_exports.comparisons_csv(study)
+    except target_exports.NotATargetStudy as exc:
+        return HttpResponse(str(exc), status=404, content_type="text/plain")
+    return download(lines, f"{study.slug}-comparisons.csv")
+
+
+@staff_required
+def gold_grouped_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = get_study(request, slug)
+    try:
+        lines = target_exports.gold_grouped_csv(study)
+    except target_exports.NotATargetStudy as exc:
+        return HttpResponse(str(exc), status=404, content_type="text/plain")
+    except exports.NotFinished as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain")
+    return download(lines, f"{study.slug}-gold-grouped.csv")
 
 
 @staff_required

@@ -261,7 +261,6 @@ def preview_study(
         "warnings": planned.warnings,
         # The page shows the ballots as a table, the totals under it, the warnings in a box.
         "totals": planned.totals(),
-        "text": planned.text(),
     }
     if targets:
         preview.update(_target_preview(areas, planned))

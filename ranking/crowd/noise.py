@@ -32,6 +32,7 @@ from scipy.stats import rankdata
 
 from .._validation import FloatArray, IntArray, check_comparisons, check_generator, check_int
 from ..protocol.bradley_terry import bradley_terry
+from ..protocol.scores import group_members
 from .grid import EPS_GRID, SIGMA_GRID, fit_voters, vote_rows
 from .model import CrowdModel, reference_relatedness
 from .voters import SimulatedCrowd
@@ -172,6 +173,25 @@ def _check_inputs(
     return pair_ids, scores, who, score
 
 
+def _placed(
+    score: FloatArray, reference: str | npt.ArrayLike, groups: IntArray | None
+) -> FloatArray:
+    """Every item's reference relatedness at its rank: in the whole study, or within its group
+    (a target study: each target its own draw of the distribution, as the simulator draws it)."""
+    if groups is None:
+        return _rank_relatedness(score, reference_relatedness(reference, score.size))
+    a = np.empty(score.size)
+    for members in group_members(groups):
+        if members.size == 0:
+            continue
+        if members.size == 1:  # nothing to order: the distribution's median
+            a[members] = float(np.median(reference_relatedness(reference, 2)))
+            continue
+        profile = reference_relatedness(reference, members.size)
+        a[members] = _rank_relatedness(score[members], profile)
+    return a
+
+
 def _rank_relatedness(score: FloatArray, profile: FloatArray) -> FloatArray:
     """The reference relatedness at every item's rank (mid-ranks for ties, NaN ranked last)."""
     n = score.size
@@ -212,6 +232,7 @@ def fit_crowd(
     ties: str = "half",
     voter_names: Sequence[str] | None = None,
     calibration: int = 2,
+    groups: npt.ArrayLike | None = None,
 ) -> CrowdFit:
     """Fit every voter's ``sigma_v^*`` and ``eps_v``, and the crowd's ranges (Section 4.1).
 
@@ -260,6 +281,11 @@ def fit_crowd(
         Bradley-Terry and fitted, and the ranges are moved back by the mean shift (one
         parametric-bootstrap step; the voters' posterior means are mapped to match, see
         :class:`CrowdFit`). 0 turns it off.
+    groups : array_like of int, shape (n_items,), optional
+        A target study's target of every item: the items of each target are placed on the
+        ``reference`` distribution by their rank within the target (each target its own draw,
+        as :func:`ranking.simulation.target_similarities` draws them), not across targets,
+        whose scores are not comparable.
 
     Returns
     -------
@@ -276,10 +302,12 @@ def fit_crowd(
     )
     gen = check_generator(rng)
     replicas = check_int(calibration, "calibration", minimum=0)
-    profile = reference_relatedness(reference, n)
+    group = None if groups is None else np.asarray(groups, dtype=np.int64)
+    if group is not None and group.shape != (n,):
+        raise ValueError(f"groups must have shape ({n},), got {group.shape}")
     if score is None:
         score = bradley_terry(n, pair_ids, scores)
-    a = _rank_relatedness(score, profile)
+    a = _placed(score, reference, group)
     voters, index = np.unique(who, return_inverse=True)
     index = index.astype(np.int64)
     fitted = fit_voters(vote_rows(pair_ids, scores, index, voters.size), a)
@@ -295,7 +323,7 @@ def fit_crowd(
                 a, voters.size, gen, sigma_range=sigma_range, eps_range=eps_range
             )
             simulated = crowd.answer(pair_ids, index)
-            again = _rank_relatedness(bradley_terry(n, pair_ids, simulated), profile)
+            again = _placed(bradley_terry(n, pair_ids, simulated), reference, group)
             refit = fit_voters(vote_rows(pair_ids, simulated, index, voters.size), again)
             refits.append([*refit.sigma_range, *refit.eps_range])
         current = _clipped(2.0 * observed - np.mean(refits, axis=0))

@@ -1,5 +1,6 @@
 """Evaluating models against a study's ranking: the rank metrics (Eqs. 7-9, with ties), the
-voter bootstrap, agreement with the votes, retrieval, and the whole evaluation.
+voter bootstrap, agreement with the votes, retrieval, a target study's per-target figures and
+Avraham & Goldberg's score over its binary comparisons, and the whole evaluation.
 """
 
 from __future__ import annotations
@@ -16,8 +17,16 @@ from .bootstrap import (
     interval,
     item_bootstrap,
     paired_comparison,
+    scope_key,
     scope_metrics,
     voter_bootstrap,
+)
+from .comparisons import (
+    AG_TYPES,
+    ag_resampler,
+    ag_score,
+    comparisons_from_votes,
+    pair_counts,
 )
 from .metrics import (
     kendall,
@@ -38,10 +47,16 @@ from .retrieval import (
     HITS_AT,
     MAX_PAIRS,
     retrieval_metrics,
+    target_retrieval,
 )
 from .sentence_scores import (
     SentenceEmbeddings,
     sentence_extra_available,
+)
+from .targets import (
+    MACRO_MIN,
+    macro,
+    macro_samples,
 )
 from .tied_metrics import (
     METRIC_NAMES,
@@ -51,6 +66,10 @@ from .tied_metrics import (
 )
 
 __all__ = [
+    "AG_TYPES",
+    "ag_resampler",
+    "ag_score",
+    "comparisons_from_votes",
     "ELEMENTS_PER_CHUNK",
     "HITS_AT",
     "MAX_PAIRS",
@@ -64,19 +83,25 @@ __all__ = [
     "interval",
     "item_bootstrap",
     "kendall",
+    "MACRO_MIN",
+    "macro",
+    "macro_samples",
     "mid_ranks",
     "MissingPolicy",
     "paired_comparison",
+    "pair_counts",
     "rank_correlations",
     "rank_rows",
     "rank_weights",
     "retrieval_metrics",
     "Scope",
+    "scope_key",
     "scope_metrics",
     "scopes_of",
     "sentence_extra_available",
     "SentenceEmbeddings",
     "spearman",
+    "target_retrieval",
     "vote_agreement",
     "vote_outcomes",
     "voter_bootstrap",

@@ -39,6 +39,7 @@ __all__ = [
     "interval",
     "item_bootstrap",
     "paired_comparison",
+    "scope_key",
     "scope_metrics",
     "voter_bootstrap",
 ]
@@ -48,16 +49,18 @@ ELEMENTS_PER_CHUNK = 1 << 20
 # Resampled rankings kept at once (int32): 100 MB.
 STORED_RANKS = 25_000_000
 Progress = Callable[[int, int], Any]
+# One resample's vote agreement (plain, weighted) and vote statistics, per model.
+Resampled = tuple[dict[str, FloatArray], dict[str, dict[str, float]]]
 
 
 @dataclass(frozen=True, eq=False)
 class Scope:
-    """The items one metric is computed on (all items, or one area) for one model.
+    """The items one metric is computed on (all items, one area or one target) for one model.
 
     Attributes
     ----------
     name : str or None
-        Area name, or None for the whole gold.
+        Area or target name, or None for the whole gold.
     members : numpy.ndarray of int64
         Gold positions of the scope (all items, or the area's).
     items : numpy.ndarray of int64
@@ -70,6 +73,13 @@ class Scope:
     members: IntArray
     items: IntArray
     model_ranks: FloatArray
+
+
+def scope_key(name: str | None) -> str:
+    """The key of a scope's samples in :func:`voter_bootstrap`'s result: ``""`` for the whole
+    gold, ``"scope:<name>"`` for an area or target, so that no name can take one of the other
+    keys (``"votes"``, ``"statistics"``, ``"macro"``)."""
+    return "" if name is None else f"scope:{name}"
 
 
 def interval(samples: FloatArray, point: float | None) -> dict[str, float | None]:
@@ -142,6 +152,7 @@ def voter_bootstrap(
     estimator: Estimator = "rescaled_borda",
     vote_outcomes: Mapping[str, FloatArray] | None = None,
     certainty: FloatArray | None = None,
+    vote_statistics: Mapping[str, Mapping[str, Callable[[IntArray], float]]] | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
 ) -> dict[str, dict[str, dict[str, FloatArray]]]:
@@ -165,6 +176,10 @@ def voter_bootstrap(
         :func:`ranking.vote_agreement.vote_outcomes` of every model: the vote agreement is
         resampled too (``agreement``; with ``certainty``, the certainty-weighted one with
         the weights of the full crowd's fit held fixed).
+    vote_statistics : mapping of model name to mapping of name to callable, optional
+        Further statistics of every model computed from each resample's vote multiplicities
+        (``f(multiplicity)``, one count per vote): Avraham & Goldberg's score of a target
+        study (:func:`ranking.evaluation.comparisons.ag_resampler`).
     progress : callable, optional
         ``progress(done, resamples)`` as resamples are rescored.
     workers : int, optional
@@ -173,9 +188,9 @@ def voter_bootstrap(
     Returns
     -------
     dict
-        ``result[model][scope_key][metric]`` is an array of ``resamples`` values;
-        ``scope_key`` is ``""`` for all items, else the area; vote agreement is under
-        scope key ``"votes"``.
+        ``result[model][key][metric]`` is an array of ``resamples`` values; ``key`` is
+        :func:`scope_key` of the scope (``""`` for all items); vote agreement is under key
+        ``"votes"``, the vote statistics under ``"statistics"``.
     """
     gen = check_generator(rng)
     count = check_int(resamples, "resamples", minimum=1)
@@ -184,9 +199,10 @@ def voter_bootstrap(
     n = votes.n_items
     children = gen.spawn(count)
     outcomes = dict(vote_outcomes or {})
+    statistics = {name: dict(f) for name, f in (vote_statistics or {}).items()}
     weight = None if certainty is None else np.nan_to_num(certainty, nan=0.0)
 
-    def one(child: np.random.Generator) -> tuple[npt.NDArray[np.int32], dict[str, FloatArray]]:
+    def one(child: np.random.Generator) -> tuple[npt.NDArray[np.int32], Resampled]:
         drawn = np.bincount(child.integers(0, n_voters, n_voters), minlength=n_voters)
         multiplicity = drawn[votes.voter]
         score = rescore(votes, child, estimator=estimator, multiplicity=multiplicity)
@@ -194,26 +210,36 @@ def voter_bootstrap(
             name: _resampled_agreement(outcome, multiplicity, weight)
             for name, outcome in outcomes.items()
         }
-        return final_ranking(score, child)[1].astype(np.int32), agreeing
+        values = {
+            name: {stat: f(multiplicity) for stat, f in named.items()}
+            for name, named in statistics.items()
+        }
+        return final_ranking(score, child)[1].astype(np.int32), (agreeing, values)
 
     result: dict[str, dict[str, dict[str, FloatArray]]] = {
-        name: {(s.name or ""): {} for s in model_scopes} for name, model_scopes in scopes.items()
+        name: {scope_key(s.name): {} for s in model_scopes} for name, model_scopes in scopes.items()
     }
     parts: dict[tuple[str, str], list[dict[str, FloatArray]]] = {
-        (name, s.name or ""): [] for name, model_scopes in scopes.items() for s in model_scopes
+        (name, scope_key(s.name)): [] for name, model_scopes in scopes.items() for s in model_scopes
     }
     agreement = {
         name: {"agreement": np.full(count, np.nan), "weighted_agreement": np.full(count, np.nan)}
         for name in outcomes
     }
-    scope_of = {(name, s.name or ""): s for name, ss in scopes.items() for s in ss}
+    resampled = {
+        name: {stat: np.full(count, np.nan) for stat in named} for name, named in statistics.items()
+    }
+    scope_of = {(name, scope_key(s.name)): s for name, ss in scopes.items() for s in ss}
     block = max(1, STORED_RANKS // max(n, 1))
     done = 0
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for first in range(0, count, block):
             drawn = list(pool.map(one, children[first : first + block]))
             ranks = np.stack([r for r, _ in drawn])
-            for row, (_, agreeing) in enumerate(drawn):
+            for row, (_, (agreeing, stats)) in enumerate(drawn):
+                for name, named in stats.items():
+                    for stat, value in named.items():
+                        resampled[name][stat][first + row] = value
                 for name, pair in agreeing.items():
                     agreement[name]["agreement"][first + row] = pair[0]
                     agreement[name]["weighted_agreement"][first + row] = pair[1]
@@ -226,10 +252,12 @@ def voter_bootstrap(
             done = min(first + block, count)
             if progress is not None:
                 progress(done, count)
-    for (model, scope_key), chunks in parts.items():
-        result[model][scope_key] = {m: np.concatenate([c[m] for c in chunks]) for m in METRIC_NAMES}
-    for model, resampled in agreement.items():
-        result[model]["votes"] = resampled
+    for (model, scope), chunks in parts.items():
+        result[model][scope] = {m: np.concatenate([c[m] for c in chunks]) for m in METRIC_NAMES}
+    for model, agreed in agreement.items():
+        result[model]["votes"] = agreed
+    for model, arrays in resampled.items():
+        result[model]["statistics"] = arrays
     return result
 
 
@@ -257,19 +285,21 @@ def paired_comparison(
     points: Mapping[str, Mapping[str, Mapping[str, float | None]]],
 ) -> dict[str, Any]:
     """Model A minus model B on the same resamples, for every metric of the whole gold (and
-    the vote agreement): the point difference, its percentile interval and the share of
-    resamples in which A scores higher (``a_better``) or equal (``equal``)."""
+    of a target study's macro means, ``macro_rho_w``...; the vote agreement, ``votes_...``;
+    the vote statistics, by their names): the point difference, its percentile interval and
+    the share of resamples in which A scores higher (``a_better``) or equal (``equal``)."""
     metrics: dict[str, Any] = {}
-    for scope_key in ("", "votes"):
-        a_scope, b_scope = samples[name_a].get(scope_key), samples[name_b].get(scope_key)
+    prefixes = {"": "", "macro": "macro_", "votes": "votes_", "statistics": ""}
+    for key, prefix in prefixes.items():
+        a_scope, b_scope = samples[name_a].get(key), samples[name_b].get(key)
         if a_scope is None or b_scope is None:
             continue
         for metric, a_values in a_scope.items():
             difference = a_values - b_scope[metric]
             finite = difference[np.isfinite(difference)]
-            pa = points[name_a].get(scope_key, {}).get(metric)
-            pb = points[name_b].get(scope_key, {}).get(metric)
-            label = metric if scope_key == "" else f"votes_{metric}"
+            pa = points[name_a].get(key, {}).get(metric)
+            pb = points[name_b].get(key, {}).get(metric)
+            label = prefix + metric
             if finite.size == 0:
                 metrics[label] = None
                 continue

@@ -15,7 +15,11 @@ the web application call. For every model it reports, on all items and per area:
   unscored item last, tied among themselves;
 - retrieval (:mod:`ranking.retrieval`), agreement with the raw votes
   (:mod:`ranking.vote_agreement`) and the voter bootstrap (:mod:`ranking.bootstrap`) when
-  the study's votes are given; with two or more models also their paired comparison.
+  the study's votes are given; with two or more models also their paired comparison;
+- for a target gold (a target study's ranking, grouped gold) per target instead of per area
+  (``targets``), their ``macro`` mean (:mod:`ranking.evaluation.targets`) and, with binary
+  comparisons (given, or from the votes), Avraham & Goldberg's score ``ag_score``
+  (:mod:`ranking.evaluation.comparisons`).
 
 Ranks: gold rank 1 is the most related item; model ranks come from the scores, highest
 first, and equal scores share their mid-rank (the mean of the ranks they span:
@@ -29,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -36,9 +41,12 @@ import numpy.typing as npt
 
 from .._validation import FloatArray, IntArray, check_generator, check_int
 from ..ballots.replay import StudyVotes, rescore
+from ..files.comparisons import BinaryComparisons
 from ..files.gold import GoldStandard
 from ..files.model_scores import PairScorer, ScoreTable, item_scores, pair_scorer_for
 from ..protocol.closing import ESTIMATORS
+from ..protocol.scores import group_members
+from . import targets as per_target
 from .agreement import crowd_certainty, vote_agreement, vote_outcomes
 from .bootstrap import (
     ELEMENTS_PER_CHUNK,
@@ -46,9 +54,11 @@ from .bootstrap import (
     default_workers,
     interval,
     paired_comparison,
+    scope_key,
     voter_bootstrap,
 )
-from .retrieval import retrieval_metrics
+from .comparisons import ag_resampler, ag_score, comparisons_from_votes
+from .retrieval import retrieval_metrics, target_retrieval
 from .tied_metrics import METRIC_NAMES, mid_ranks, rank_correlations, rank_rows
 
 __all__ = [
@@ -121,14 +131,16 @@ def chance_baseline(
 def scopes_of(
     gold: GoldStandard, scores: FloatArray, missing: MissingPolicy, *, areas: bool = True
 ) -> list[Scope]:
-    """The evaluated items and model ranks for all items, then for every area (sorted)."""
+    """The evaluated items and model ranks for all items, then for every area (sorted), or
+    every target of a target gold (sorted)."""
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
     groups: list[tuple[str | None, IntArray]] = [(None, np.arange(gold.n_items))]
-    if areas and gold.areas is not None:
-        labels = np.asarray(gold.areas)
-        for area in sorted(set(gold.areas)):
-            groups.append((area, np.flatnonzero(labels == area)))
+    named = gold.targets if gold.targets is not None else gold.areas
+    if areas and named is not None:
+        names, label = np.unique(np.asarray(named), return_inverse=True)
+        for area, members in zip(names.tolist(), group_members(label.ravel()), strict=True):
+            groups.append((area, members))
     scopes = []
     for name, members in groups:
         items = members[np.isfinite(scores[members])] if missing == "skip" else members
@@ -137,38 +149,65 @@ def scopes_of(
 
 
 def _point_metrics(
-    gold: GoldStandard,
-    scores: FloatArray,
-    scope: Scope,
-    *,
-    n0: float,
-    rng: np.random.Generator,
-    permutations: int,
-) -> dict[str, Any]:
-    members = int(scope.members.size)
-    coverage = float(np.mean(np.isfinite(scores[scope.members]))) if members else math.nan
-    result: dict[str, Any] = {} if scope.name is None else {"area": scope.name}
-    result.update({"n": int(scope.items.size), "n_items": members, "coverage": coverage})
-    result["oov"] = 1.0 - coverage
-    if scope.items.size < 2:
+    gold: GoldStandard, scores: FloatArray, scopes: list[Scope], *, n0: float
+) -> list[dict[str, Any]]:
+    """Every scope's counts and metrics (the chance level is added by :func:`_with_chance`).
+    Scopes of one size are computed together, one row each: a target study's many small
+    targets cost a few vectorised calls, not one each."""
+    results = []
+    for scope in scopes:
+        members = int(scope.members.size)
+        coverage = float(np.mean(np.isfinite(scores[scope.members]))) if members else math.nan
+        result: dict[str, Any] = {} if scope.name is None else {"area": scope.name}
+        result.update({"n": int(scope.items.size), "n_items": members, "coverage": coverage})
+        result["oov"] = 1.0 - coverage
         result.update(dict.fromkeys(METRIC_NAMES))
-        result["chance"] = None
-        result["z"] = None
-        return result
+        results.append(result)
+    by_size: dict[int, list[int]] = {}
+    for index, scope in enumerate(scopes):
+        if scope.items.size >= 2:
+            by_size.setdefault(int(scope.items.size), []).append(index)
+    for size, indices in by_size.items():
+        step = max(1, ELEMENTS_PER_CHUNK // size)
+        for start in range(0, len(indices), step):
+            chunk = indices[start : start + step]
+            gold_ranks = rank_rows(gold.ranks[np.stack([scopes[i].items for i in chunk])])
+            model_ranks = np.stack([scopes[i].model_ranks for i in chunk])
+            values = rank_correlations(gold_ranks, model_ranks, n0)
+            for row, index in enumerate(chunk):
+                results[index].update({m: float(values[m][row]) for m in METRIC_NAMES})
+    return results
+
+
+def _chance_key(gold: GoldStandard, scope: Scope) -> bytes | None:
+    """What a scope's chance level depends on: the multisets of its gold and model ranks (a
+    random permutation of one against the other). Scopes with one key share one baseline: the
+    targets of a target study of one size, without ties, cost one."""
+    if scope.items.size < 2:
+        return None
+    gold_ranks = np.sort(rank_rows(gold.ranks[scope.items]))
+    return gold_ranks.tobytes() + b"|" + np.sort(scope.model_ranks).tobytes()
+
+
+def _chance_of(
+    gold: GoldStandard, scope: Scope, *, n0: float, rng: np.random.Generator, permutations: int
+) -> dict[str, dict[str, float]]:
     gold_ranks = rank_rows(gold.ranks[scope.items])
-    values = rank_correlations(gold_ranks, scope.model_ranks, n0)
-    result.update({metric: float(values[metric][0]) for metric in METRIC_NAMES})
-    chance = chance_baseline(
-        gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations
-    )
+    return chance_baseline(gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations)
+
+
+def _with_chance(result: dict[str, Any], chance: dict[str, dict[str, float]] | None) -> None:
+    """The chance level of a scope's metrics, and how many sd the model lies above it."""
     result["chance"] = chance
+    if chance is None:
+        result["z"] = None
+        return
     result["z"] = {
         metric: (result[metric] - chance[metric]["mean"]) / chance[metric]["sd"]
         if chance[metric]["sd"] > 0
         else None
         for metric in ("rho_w", "tau_w")
     }
-    return result
 
 
 def _study_estimator(
@@ -213,6 +252,7 @@ def evaluate(
     estimator: str = "auto",
     progress: Progress | None = None,
     workers: int | None = None,
+    comparisons: BinaryComparisons | None = None,
 ) -> dict[str, Any]:
     """Evaluate one or more models against a gold ranking (see the module docstring).
 
@@ -246,19 +286,29 @@ def evaluate(
     workers : int, optional
         Threads for the vectorised metrics (default :func:`ranking.bootstrap.
         default_workers`); the result does not depend on it.
+    comparisons : BinaryComparisons, optional
+        A target gold's binary comparisons (:func:`ranking.files.read_comparisons`) for
+        ``ag_score``; without them a target gold's votes give them (and the score's voter
+        bootstrap interval).
 
     Returns
     -------
     dict
         JSON-ready (NaN as None). The first model's results at the top level (``n``,
         ``coverage``, ``oov``, ``rho_w``, ``tau_w``, ``rho``, ``tau``, ``chance``, ``z``,
-        ``areas``, ``retrieval``, ``votes``, ``bootstrap``), every model's under ``models``,
-        and ``paired`` comparisons when a bootstrap ran over two or more models.
+        ``areas``, ``retrieval``, ``votes``, ``bootstrap``; for a target gold ``targets``
+        instead of ``areas``, ``macro`` and, with comparisons or votes, ``ag_score``,
+        ``ag_comparisons`` and, with kinds, ``ag_types``), every model's under ``models``, and
+        ``paired`` comparisons when a bootstrap ran over two or more models.
     """
     gen = check_generator(rng)
     count = check_int(resamples, "resamples", minimum=0)
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    if comparisons is not None and gold.targets is None:
+        raise ValueError("binary comparisons need a target gold (a target study's ranking)")
+    if votes is not None and gold.groups is not None and votes.groups is None:
+        votes = replace(votes, groups=gold.groups)  # rescored per target, as the study was
     models = _named_models(model_scores)
     permutations = chance_permutations or default_chance_permutations(gold.n_items)
     total = len(models) + (count if votes is not None else 0)
@@ -270,10 +320,10 @@ def evaluate(
             progress(done, total)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        reports, all_scopes, outcomes = _model_reports(
+        reports, all_scopes, outcomes, scored = _model_reports(
             gold, models, pool, n0=n0, missing=missing, rng=gen, permutations=permutations,
             votes=votes, certainty=certainty, retrieval_alpha=retrieval_alpha,
-            done=model_done,
+            done=model_done, comparisons=comparisons,
         )  # fmt: skip
     done = len(models)
     result: dict[str, Any] = {
@@ -302,11 +352,26 @@ def evaluate(
                 if progress is not None:
                     progress(offset + finished, total)
 
+            statistics = None
+            if gold.groups is not None and comparisons is None:
+                statistics = {
+                    name: {
+                        "ag_score": ag_resampler(
+                            votes, scores, groups=gold.groups, kinds=gold.kinds, missing=missing
+                        )
+                    }
+                    for name, scores in scored.items()
+                }
             samples = voter_bootstrap(
                 votes, all_scopes, gen, resamples=count, n0=n0,
                 estimator=study["estimator"], vote_outcomes=outcomes, certainty=certainty,
-                progress=step, workers=threads,
+                vote_statistics=statistics, progress=step, workers=threads,
             )  # fmt: skip
+            if gold.targets is not None:
+                for name, report in reports.items():
+                    samples[name]["macro"] = per_target.macro_samples(
+                        samples[name], report["targets"]
+                    )
             estimates = {name: _points(report) for name, report in reports.items()}
             for name, report in reports.items():
                 _attach_intervals(report, samples[name], estimates[name])
@@ -336,25 +401,57 @@ def _model_reports(
     certainty: FloatArray | None,
     retrieval_alpha: float | None,
     done: Callable[[int], None],
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[Scope]], dict[str, FloatArray]]:
-    """Point metrics, chance, retrieval and vote agreement of every model (no bootstrap)."""
+    comparisons: BinaryComparisons | None,
+) -> tuple[
+    dict[str, dict[str, Any]], dict[str, list[Scope]], dict[str, FloatArray], dict[str, FloatArray]
+]:
+    """Point metrics, chance, retrieval, vote agreement and, for a target gold, the targets,
+    their macro mean and the A&G score of every model (no bootstrap)."""
+    groups = gold.groups
+    if groups is not None and comparisons is None and votes is not None:
+        comparisons = comparisons_from_votes(votes)
     reports: dict[str, dict[str, Any]] = {}
     all_scopes: dict[str, list[Scope]] = {}
     outcomes: dict[str, FloatArray] = {}
+    scored: dict[str, FloatArray] = {}
     for name, model in models.items():
-        scores = item_scores(model, gold)
+        scores = scored[name] = item_scores(model, gold)
         scopes = scopes_of(gold, scores, missing)
         all_scopes[name] = scopes
         children = rng.spawn(len(scopes))  # one chance generator per scope, in order
-        jobs = [
-            pool.submit(
-                _point_metrics, gold, scores, scope, n0=n0, rng=child, permutations=permutations
-            )
-            for scope, child in zip(scopes, children, strict=True)
-        ]
-        points = [job.result() for job in jobs]
+        keys = [_chance_key(gold, scope) for scope in scopes]
+        first: dict[bytes, int] = {}
+        for index, key in enumerate(keys):
+            if key is not None:
+                first.setdefault(key, index)
+        chances = {
+            key: pool.submit(
+                _chance_of,
+                gold,
+                scopes[index],
+                n0=n0,
+                rng=children[index],
+                permutations=permutations,
+            )  # fmt: skip
+            for key, index in first.items()
+        }
+        points = _point_metrics(gold, scores, scopes, n0=n0)
+        for point, key in zip(points, keys, strict=True):
+            _with_chance(point, None if key is None else chances[key].result())
         report = {"name": name, **points[0]}
-        if gold.areas is not None:
+        per_target_retrieval = None
+        if gold.targets is not None:
+            if retrieval_alpha is not None:
+                pooled, per_target_retrieval = target_retrieval(gold, scores, alpha=retrieval_alpha)
+                if gold.format != "grouped":  # grouped gold keeps its retrieval (below)
+                    report["retrieval"] = pooled
+            report["targets"] = per_target.target_entries(points[1:], per_target_retrieval)
+            report["macro"] = per_target.macro(report["targets"])
+            if comparisons is not None and groups is not None:
+                report.update(
+                    ag_score(comparisons, scores, groups=groups, kinds=gold.kinds, missing=missing)
+                )
+        elif gold.areas is not None:
             report["areas"] = points[1:]
         vocabulary = getattr(model, "out_of_vocabulary", None)
         if vocabulary is not None:
@@ -362,7 +459,7 @@ def _model_reports(
             missing_tokens = vocabulary(tokens)
             report["oov_tokens"] = len(missing_tokens) / len(tokens)
             report["oov_token_examples"] = missing_tokens[:20]
-        if retrieval_alpha is not None:
+        if retrieval_alpha is not None and "retrieval" not in report:
             scorer = pair_scorer_for(model, gold, scores)
             report["retrieval"] = retrieval_metrics(gold, scorer, scores, alpha=retrieval_alpha)
         if votes is not None:
@@ -370,7 +467,7 @@ def _model_reports(
             report["votes"] = vote_agreement(votes, scores, certainty=certainty)
         reports[name] = report
         done(len(reports))
-    return reports, all_scopes, outcomes
+    return reports, all_scopes, outcomes, scored
 
 
 def _named_models(model_scores: Model | Mapping[str, Model]) -> dict[str, Model]:
@@ -384,7 +481,13 @@ def _named_models(model_scores: Model | Mapping[str, Model]) -> dict[str, Model]
 def _points(report: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
     points: dict[str, dict[str, float | None]] = {"": {m: report[m] for m in METRIC_NAMES}}
     for area in report.get("areas", []):
-        points[area["area"]] = {m: area[m] for m in METRIC_NAMES}
+        points[scope_key(area["area"])] = {m: area[m] for m in METRIC_NAMES}
+    for target in report.get("targets", []):
+        points[scope_key(target["target"])] = {m: target[m] for m in METRIC_NAMES}
+    if "macro" in report:
+        points["macro"] = {m: report["macro"][m] for m in METRIC_NAMES}
+    if "ag_score" in report:
+        points["statistics"] = {"ag_score": report["ag_score"]}
     if report.get("votes"):
         points["votes"] = {
             "agreement": report["votes"]["agreement"],
@@ -403,7 +506,11 @@ def _attach_intervals(
 
     report["bootstrap"] = {"kind": "voters", **block("")}
     for area in report.get("areas", []):
-        area["bootstrap"] = block(area["area"])
+        area["bootstrap"] = block(scope_key(area["area"]))
+    if "targets" in report:
+        per_target.attach_intervals(report, samples)
+    if "statistics" in samples and "ag_score" in report:
+        report["ag_bootstrap"] = block("statistics")["ag_score"]
     if "votes" in samples and report.get("votes"):
         report["votes"]["bootstrap"] = block("votes")
 

@@ -10,6 +10,14 @@ the target is the candidate with the highest gold score (the best-ranked of seve
 ones), and nDCG@10 uses the gold scores, shifted so that the lowest in the file is 0, as
 graded gains.
 
+Target gold (a target study's ranking): per target, EvalRank's queries are the target and each of
+its *positives* (the candidates of kind ``positive``; without kinds in the gold, the top
+``alpha`` share of the target's candidates by gold rank, at least one); the rank of a positive
+is its rank by the model's score among itself and the target's other candidates that are not
+positives (the "filtered" rank of link prediction: another positive ranked above it is no
+error, so a model that puts every positive first scores 1 with any number of positives). MRR
+and Hits@k per target, and pooled over every target's positives (:func:`target_retrieval`).
+
 Ties: a target's rank is ``1 + (others scored higher) + (others scored equal) / 2``, the
 mean over random orders of the tied items; an item without a model score counts as scored
 below every scored one. nDCG@10 gives tied items the mean gain of their tie group at every
@@ -27,8 +35,9 @@ import numpy as np
 from .._validation import FloatArray
 from ..files.gold import GoldStandard
 from ..files.model_scores import PairScorer
+from ..protocol.scores import group_members
 
-__all__ = ["HITS_AT", "MAX_PAIRS", "retrieval_metrics"]
+__all__ = ["HITS_AT", "MAX_PAIRS", "retrieval_metrics", "target_retrieval"]
 
 HITS_AT: tuple[int, ...] = (1, 3, 10)
 MAX_PAIRS = 20_000_000  # query-candidate scores computed at most (about 10 s of table look-ups)
@@ -132,6 +141,58 @@ def _summary(ranks: FloatArray) -> dict[str, Any]:
     for k in HITS_AT:
         result[f"hits@{k}"] = float(np.mean(ranks <= k))
     return result
+
+
+def target_retrieval(
+    gold: GoldStandard, item_scores: FloatArray, *, alpha: float = 0.1
+) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
+    """MRR and Hits@1/3/10 of a target gold, pooled and per target (module docstring).
+
+    Returns
+    -------
+    pooled : dict or None
+        Over every positive of every target: ``queries``, ``targets``, ``mrr``, ``hits@k`` and
+        ``positives`` (``"kinds"``, or ``"top alpha"`` when the gold has no positives); None
+        when no target has a positive.
+    per_target : dict
+        Target name to ``{"positives", "mrr", "hits@k"}`` for every target with a positive.
+    """
+    if gold.targets is None:
+        raise ValueError("target retrieval needs a target gold")
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
+    by_kind = gold.kinds is not None and "positive" in gold.kinds
+    groups = gold.groups
+    assert groups is not None
+    per_target: dict[str, dict[str, Any]] = {}
+    pooled: list[float] = []
+    for name, members in zip(gold.target_names, group_members(groups), strict=True):
+        if by_kind:
+            assert gold.kinds is not None
+            positives = [i for i in members.tolist() if gold.kinds[i] == "positive"]
+        else:
+            count = max(1, math.ceil(alpha * members.size))
+            positives = members[np.argsort(gold.ranks[members], kind="stable")[:count]].tolist()
+        if not positives or members.size < 2:
+            continue
+        others = np.setdiff1d(members, positives)  # the filtered ranking: no other positive
+        values = np.concatenate([[np.nan], item_scores[others]])
+        ranks = []
+        for i in positives:
+            values[0] = item_scores[i]
+            ranks.append(_rank_of(values, 0))
+        per_target[name] = {"positives": len(positives), **_summary(np.asarray(ranks))}
+        del per_target[name]["queries"]
+        pooled.extend(ranks)
+    if not pooled:
+        return None, per_target
+    summary = {
+        **_summary(np.asarray(pooled)),
+        "targets": len(per_target),
+        "positives": "kinds" if by_kind else "top alpha",
+        "alpha": None if by_kind else alpha,
+    }
+    return summary, per_target
 
 
 def _grouped(gold: GoldStandard, item_scores: FloatArray) -> dict[str, Any] | None:

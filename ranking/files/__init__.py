@@ -4,7 +4,13 @@ vectors, with errors by line.
 
 from __future__ import annotations
 
+from .comparisons import (
+    COMPARISONS_HEADER,
+    BinaryComparisons,
+    read_comparisons,
+)
 from .gold import (
+    CANDIDATE_KINDS,
     GOLD_FORMATS,
     GoldFormat,
     GoldStandard,
@@ -36,7 +42,10 @@ from .word_vectors import (
 )
 
 __all__ = [
+    "BinaryComparisons",
+    "CANDIDATE_KINDS",
     "CASE_POLICIES",
+    "COMPARISONS_HEADER",
     "GOLD_FORMATS",
     "VECTOR_FORMATS",
     "detect_gold_format",
@@ -49,6 +58,7 @@ __all__ = [
     "number_at",
     "pair_scorer_for",
     "PairScorer",
+    "read_comparisons",
     "read_gold",
     "read_lines",
     "read_model_scores",

@@ -9,7 +9,10 @@ comment unless the caller names one:
     are required). Areas come from ``area``; ``last_ballot`` gives each ballot's items. The
     same as JSON Lines (``ranking.jsonl``: one object per item with these keys), which keeps
     the tokens exact where the CSV writes a token a spreadsheet would run (``=x``, ``+x``,
-    ``-x``, ``@x``) behind a ``'``.
+    ``-x``, ``@x``) behind a ``'``. A target study's export also has ``target``,
+    ``candidate``, ``kind`` and ``rank_in_target``: with ``target`` and ``candidate`` the gold
+    is a target gold (``targets``, and ``kinds`` from ``kind``); within a target, ``rank``
+    orders the candidates as ``rank_in_target`` does.
 ``pairs``
     Rated word pairs as WordSim-353 or SimLex-999 ship them: ``w1<TAB>w2<TAB>score`` (a comma,
     or runs of whitespace when the first data line has neither a tab nor a comma, also
@@ -18,7 +21,7 @@ comment unless the caller names one:
     ``evaluate_word_pairs`` tolerates one.
 ``grouped``
     ``query,candidate,score``: each query with graded candidates (a header naming ``query``
-    and ``candidate`` identifies the format).
+    and ``candidate`` identifies the format). A target gold: each query is a target.
 
 Higher gold scores are more related; gold ranks run from 1 (most related), equal scores
 sharing their mid-rank.
@@ -30,6 +33,7 @@ import csv
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -39,10 +43,19 @@ import numpy.typing as npt
 from .._validation import FloatArray, IntArray
 from .lines import InputFileError, is_number, number_at, read_lines, split_fields
 
-__all__ = ["GOLD_FORMATS", "GoldFormat", "GoldStandard", "detect_gold_format", "read_gold"]
+__all__ = [
+    "CANDIDATE_KINDS",
+    "GOLD_FORMATS",
+    "GoldFormat",
+    "GoldStandard",
+    "detect_gold_format",
+    "read_gold",
+]
 
 GoldFormat = Literal["study", "pairs", "grouped"]
 GOLD_FORMATS: tuple[str, ...] = ("study", "pairs", "grouped")
+# A target study's candidate kinds (Avraham & Goldberg, Section 4.1); "" is no kind.
+CANDIDATE_KINDS: tuple[str, ...] = ("positive", "distractor", "random")
 
 
 def mid_ranks_descending(values: npt.ArrayLike) -> FloatArray:
@@ -75,6 +88,12 @@ class GoldStandard:
         ``last_ballot >= k``.
     source : str
         Where the gold came from.
+    targets : tuple of str or None
+        A target gold (a target study's ranking, or grouped gold): the target (query) of every
+        item, ``token_a`` being the target and ``token_b`` the candidate. Models are evaluated
+        per target besides over all items.
+    kinds : tuple of str or None
+        Every candidate's kind (:data:`CANDIDATE_KINDS`, or ``""``), when the gold gives them.
     """
 
     format: GoldFormat
@@ -86,6 +105,8 @@ class GoldStandard:
     areas: tuple[str, ...] | None = None
     last_ballot: IntArray | None = None
     source: str = "<memory>"
+    targets: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.token_a)
@@ -103,12 +124,36 @@ class GoldStandard:
             raise ValueError("item_ids must be distinct")
         if self.areas is not None and len(self.areas) != n:
             raise ValueError("areas must have one entry per item")
+        if self.targets is not None and len(self.targets) != n:
+            raise ValueError("targets must have one entry per item")
+        if self.kinds is not None:
+            if self.targets is None:
+                raise ValueError("kinds are given only with targets")
+            if len(self.kinds) != n:
+                raise ValueError("kinds must have one entry per item")
+            unknown = set(self.kinds) - {"", *CANDIDATE_KINDS}
+            if unknown:
+                raise ValueError(f"unknown kinds {sorted(unknown)}: use {CANDIDATE_KINDS} or ''")
         object.__setattr__(self, "ranks", ranks)
         object.__setattr__(self, "item_ids", ids)
 
     @property
     def n_items(self) -> int:
         return len(self.token_a)
+
+    @cached_property
+    def target_names(self) -> tuple[str, ...]:
+        """A target gold's targets, sorted (empty for other golds)."""
+        return tuple(sorted(set(self.targets))) if self.targets is not None else ()
+
+    @cached_property
+    def groups(self) -> IntArray | None:
+        """A target gold's target of every item as ``0..T-1`` (:attr:`target_names` order),
+        the groups of a target study's ballots; None for other golds."""
+        if self.targets is None:
+            return None
+        position = {name: g for g, name in enumerate(self.target_names)}
+        return np.fromiter((position[t] for t in self.targets), np.int64, self.n_items)
 
     @classmethod
     def from_scores(
@@ -120,6 +165,7 @@ class GoldStandard:
         areas: Sequence[str] | None = None,
         format: GoldFormat = "pairs",
         source: str = "<memory>",
+        targets: Sequence[str] | None = None,
     ) -> GoldStandard:
         """Gold from human scores (higher = more related); item ids are positions 0..n-1."""
         values = np.asarray(scores, dtype=np.float64)
@@ -134,6 +180,7 @@ class GoldStandard:
             scores=values,
             areas=None if areas is None else tuple(areas),
             source=source,
+            targets=None if targets is None else tuple(targets),
         )
 
 
@@ -220,7 +267,10 @@ def _read_scored_pairs(path: str | Path, format: GoldFormat) -> GoldStandard:
         token_b.append(fields[1])
     if len(scores) < 2:
         raise InputFileError(path, f"needs at least two scored pairs, found {len(scores)}")
-    return GoldStandard.from_scores(token_a, token_b, scores, format=format, source=str(path))
+    targets = token_a if format == "grouped" else None
+    return GoldStandard.from_scores(
+        token_a, token_b, scores, format=format, source=str(path), targets=targets
+    )
 
 
 def _csv_fields_line(text: str) -> list[str]:
@@ -247,6 +297,9 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
     areas: list[str] = []
     scores: list[float] = []
     last: list[int] = []
+    targets: list[str] = []
+    kinds: list[str] = []
+    target_study = "target" in col and "candidate" in col
     for number, row in body:
         if len(row) != len(header):
             raise InputFileError(
@@ -264,6 +317,9 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
         if "last_ballot" in col:
             text = row[col["last_ballot"]].strip()
             last.append(_int_at(path, number, text, "last_ballot", 1) if text else 1)
+        if target_study:
+            targets.append(row[col["target"]])
+            kinds.append(_kind_at(path, number, row[col["kind"]]) if "kind" in col else "")
     numbers = [n for n, _ in body]
     _check_distinct(path, ids, numbers, "item_id")
     _check_distinct(path, ranks, numbers, "rank")
@@ -279,7 +335,18 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
         areas=tuple(areas) if areas and any(areas) else None,
         last_ballot=np.asarray(last, dtype=np.int64) if last else None,
         source=str(path),
+        targets=tuple(targets) if target_study else None,
+        kinds=tuple(kinds) if target_study and "kind" in col else None,
     )
+
+
+def _kind_at(path: str | Path, line: int, text: str) -> str:
+    kind = text.strip().lower()
+    if kind and kind not in CANDIDATE_KINDS:
+        raise InputFileError(
+            path, f"unknown kind {text!r}: use {', '.join(CANDIDATE_KINDS)} or nothing", line
+        )
+    return kind
 
 
 def _study_rows(

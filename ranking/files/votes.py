@@ -23,7 +23,9 @@ def read_votes(path: str | Path, gold: GoldStandard) -> StudyVotes:
     Ballot ``k`` holds the items with ``last_ballot >= k`` in the ranking export, and any
     item voted on in it (when the ranking has no ``last_ballot``: the items voted on in
     ballot ``k`` or later, ballots being nested). Votes marked ``voter_excluded`` (the votes
-    export of an excluded voter) are left out.
+    export of an excluded voter) are left out. With a target study's ranking the votes carry
+    its targets as groups (:attr:`ranking.files.GoldStandard.groups`): they are rescored per
+    target, as the study scored them.
 
     Raises
     ------
@@ -103,6 +105,7 @@ def read_votes(path: str | Path, gold: GoldStandard) -> StudyVotes:
             voter=np.asarray(who, dtype=np.int64),
             ballot_items=tuple(members),
             voter_names=tuple(voters),
+            groups=gold.groups,  # a target study's ballots are rescored per target
         )
     except ValueError as error:
         raise InputFileError(path, str(error)) from None

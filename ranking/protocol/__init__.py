@@ -29,6 +29,7 @@ from .closing import (
 from .scores import (
     borda_counts,
     borda_scores,
+    group_members,
     group_slopes,
     ranks_from_scores,
     ranks_within_groups,
@@ -50,6 +51,7 @@ __all__ = [
     "comparisons_per_ballot",
     "Estimator",
     "final_ranking",
+    "group_members",
     "group_slopes",
     "plan_study",
     "ranks_from_scores",

@@ -28,6 +28,7 @@ def simulate_study_votes(
     area_size: int | None = None,
     crowd: VoterSource | None = None,
     design: Design | None = None,
+    groups: npt.ArrayLike | None = None,
 ) -> tuple[GoldStandard, StudyVotes]:
     """Run a study with the simulated crowd of Section 4.1 and keep its votes.
 
@@ -46,6 +47,11 @@ def simulate_study_votes(
         Draws the voters (a :class:`ranking.CrowdModel`); default the paper's ranges.
     design : Design, optional
         The study's design (:func:`ranking.designs.get_design`); default adaptive.
+    groups : array_like of int, optional
+        A target study: item ``i`` is a candidate ``c{g}_{j}`` of target ``target{g}``,
+        ``g = groups[i]`` (``0..G-1``), every target run as its own study in one ballot
+        (:class:`ranking.ballots.BallotDriver`); the gold is a target gold (area = target).
+        Not with ``area_size``.
 
     Returns
     -------
@@ -57,6 +63,9 @@ def simulate_study_votes(
     gen = check_generator(rng)
     similarity = np.asarray(z, dtype=np.float64)
     n = similarity.size
+    if groups is not None and area_size is not None:
+        raise ValueError("give groups (a target study) or area_size, not both")
+    group = None if groups is None else np.asarray(groups, dtype=np.int64)
     voting = SimulatedCrowd(similarity, n_voters, gen, voters=crowd)
     driver = BallotDriver(
         design or get_design("adaptive"),
@@ -66,6 +75,7 @@ def simulate_study_votes(
         m=m,
         seed=int(gen.integers(2**62)),
         estimator=estimator,
+        groups=group,
     )
     who: list[IntArray] = []
 
@@ -81,6 +91,13 @@ def simulate_study_votes(
     for number, (members, _, _) in enumerate(ballots, 1):
         last_ballot[members] = number
     token_a, token_b, areas = _study_tokens(n, area_size)
+    if group is not None:
+        within = np.zeros(n, dtype=np.int64)
+        for g in np.unique(group):
+            within[group == g] = np.arange(int(np.sum(group == g)))
+        token_a = tuple(f"target{g}" for g in group.tolist())
+        token_b = tuple(f"c{g}_{j}" for g, j in zip(group.tolist(), within.tolist(), strict=True))
+        areas = token_a
     gold = GoldStandard(
         format="study",
         token_a=token_a,
@@ -91,6 +108,7 @@ def simulate_study_votes(
         scores=score,
         last_ballot=last_ballot,
         source="simulated study",
+        targets=None if group is None else token_a,
     )
     votes = StudyVotes(
         n_items=n,
@@ -101,6 +119,7 @@ def simulate_study_votes(
         first_score=np.concatenate([answers for _, _, answers in ballots]),
         voter=np.concatenate(who).astype(np.int64),
         ballot_items=tuple(members for members, _, _ in ballots),
+        groups=group,
     )
     return gold, votes
 

@@ -5,18 +5,20 @@ from __future__ import annotations
 import csv
 import io
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from collector import jobs
-from collector.models import Ballot, Study
+from collector.models import Ballot, Study, Voter
 from collector.staff import exports
 from collector.studies import lifecycle
-from tests.factories import make_study, tokens_csv
+from collector.voting import store
+from tests.factories import make_study, targets_csv, tokens_csv
 
-__all__ = ["finished_study", "make_study", "staff_user"]
+__all__ = ["finished_study", "finished_target_study", "make_study", "staff_user"]
 
 STAFF_PASSWORD = "a-long-test-password-1"
 
@@ -73,15 +75,45 @@ def export(command: str, study: Study, tmp_path: Path) -> str:
     return path.read_text()
 
 
-def finish_in_process(study: Study, monkeypatch, **simulation) -> Study:
+def finish_in_process(
+    study: Study,
+    monkeypatch,
+    *,
+    after_close: Callable[[int], object] | None = None,
+    **simulation,
+) -> Study:
     """Answer and close every ballot of an auto-opening study in this process (no worker);
-    ``simulation`` overrides :func:`simulate`'s options (``voters=20``)."""
+    ``simulation`` overrides :func:`simulate`'s options (``voters=20``); ``after_close(number)``
+    runs after each ballot's close."""
     for number in range(1, exports.ballots_run(study) + 1):
         monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
         simulate(study, **simulation)
         monkeypatch.undo()
         lifecycle.close_ballot(study.ballots.get(number=number).pk)
+        if after_close is not None:
+            after_close(number)
     study.refresh_from_db()
+    return study
+
+
+def finished_target_study(
+    monkeypatch, sizes=(6, 9, 4, 12), *, exclude: bool = True, **options
+) -> Study:
+    """A target study (``sizes`` candidates per target, kinds: each target's first candidate a
+    positive, its last a random, the others distractors; n_b = 3, M = 4) answered to its end by
+    20 simulated voters, in process; with ``exclude``, one voter of ballot 1 is excluded once it
+    closes (their votes stay in the votes export, marked)."""
+    study = make_study(
+        targets=targets_csv(list(sizes), kinds=True), n_ballots=3, m=4, auto_open=True, **options
+    )
+
+    def exclude_one(number: int) -> None:
+        if exclude and number == 1:
+            voter = Voter.objects.filter(study=study, votes__isnull=False).order_by("id").first()
+            assert voter is not None and store.exclude_voter(voter.pk, "test") == 0
+
+    finish_in_process(study, monkeypatch, after_close=exclude_one, voters=20)
+    assert study.status == Study.Status.FINISHED
     return study
 
 

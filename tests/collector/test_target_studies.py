@@ -120,16 +120,18 @@ def test_every_comparison_pairs_candidates_of_one_target_and_each_keeps_its_own_
 def test_the_plan_of_a_target_study_is_per_target_with_its_warnings_and_advice() -> None:
     areas = importing.parse_targets(targets_csv([3, 8, 9, 10]), max_bytes=10_000)
     preview = creating.preview_study(areas, 4, 0.5, 20, "adaptive", 0, targets=True)
-    text = preview["text"]
-    assert "Target study: 4 targets, 30 items; candidates per target from 3 to 10" in text
-    assert "Recommended design: round_robin" in text
+    totals = dict(preview["totals"])
+    assert totals["Targets"].startswith("4, of 3 to 10 candidates (median 8.5)")
+    assert totals["Recommended design"].startswith("round_robin: targets of about 8.5")
     assert preview["ballots"][1][0] == 2 + 4 + 5 + 5  # Eq. 2 per target, two at least
     assert any("too small for 4 ballots" in w for w in preview["warnings"])
     swiss = creating.preview_study(
         importing.parse_targets(targets_csv([25, 30]), max_bytes=10_000), 4, 0.5, 20,
         "swiss", 0, targets=True,
     )  # fmt: skip
-    assert "Recommended design: swiss, window 3" in swiss["text"]
+    assert dict(swiss["totals"])["Recommended design"].startswith("swiss (window 3)")
+    text = creating.plan(55, 4, 0.5, 20, "swiss", groups=np.repeat([0, 1], [25, 30])).text()
+    assert "Target study: 2 targets, 55 items" in text and "Recommended design: swiss" in text
 
 
 def test_simulated_votes_give_each_target_its_own_truth() -> None:

@@ -1,5 +1,6 @@
 """``manage.py evaluate_model SLUG --name NAME (--scores F | --vectors F ...)``: evaluate a model
-against a finished study in this process, with a progress bar, and add it to the leaderboard."""
+against a finished study in this process, with a progress bar, and add it to the leaderboard
+(a target study's figures per target: their macro means and Avraham & Goldberg's score)."""
 
 from __future__ import annotations
 
@@ -67,8 +68,31 @@ class Command(BaseCommand):
             f"  chance: rho_w {row['chance_rho_w_mean']:.4f} [{row['chance_rho_w_low']:.4f}, "
             f"{row['chance_rho_w_high']:.4f}]; the model is {row['z_rho_w_text']}"
         )
+        if study.targets and row.get("macro_rho_w") is not None:
+            self.stdout.write(_targets_line(row))
         if warning := gold_provenance(study)["warning"]:
             self.stderr.write(f"warning: {warning}")
         if options["json_out"]:
             with open(options["json_out"], "w", encoding="utf-8") as fh:
                 json.dump(evaluation.result, fh, indent=2)
+
+
+def _band(row: dict, key: str) -> str:
+    low, high = row.get(f"{key}_low"), row.get(f"{key}_high")
+    return "" if low is None or high is None else f" [{low:.4f}, {high:.4f}]"
+
+
+def _targets_line(row: dict) -> str:
+    """A target study's macro means (95% intervals) and A&G score, as one line."""
+    macro = ", ".join(
+        f"{m} {row[f'macro_{m}']:.4f}{_band(row, f'macro_{m}')}"
+        for m in leaderboard.METRICS
+        if row.get(f"macro_{m}") is not None
+    )
+    line = f"  per target, macro over {row['targets']} targets: {macro}"
+    if row.get("ag_score") is not None:
+        line += (
+            f"; A&G score {row['ag_score']:.4f}{_band(row, 'ag_score')} "
+            f"({row['ag_comparisons']} comparisons)"
+        )
+    return line

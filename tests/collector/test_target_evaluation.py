@@ -1,0 +1,163 @@
+"""Evaluating models against a finished target study: per target, the macro means and Avraham &
+Goldberg's score with voter-bootstrap intervals, on the leaderboard, the model's page, the
+command and as ``python -m ranking.evaluate`` computes them from the exports."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.test import override_settings
+
+from collector.evaluation import running
+from collector.models import Evaluation, Item, Study
+from ranking.evaluate import main as evaluate_main
+from tests.collector.helpers import (
+    export,
+    finished_target_study,
+    make_study,
+    read_csv,
+    simulate,
+    staff_user,
+    wait_closed,
+)
+from tests.factories import targets_csv
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def owner(client):
+    return staff_user(client)
+
+
+@pytest.fixture
+def targets(owner, monkeypatch) -> Study:
+    return finished_target_study(monkeypatch, created_by=owner, slug="targets", exclude=False)
+
+
+def target_model(study: Study, noise: float, seed: int = 0) -> bytes:
+    """A model's scores: each candidate's gold order within its target plus seeded noise (in
+    units of the target's size); the scores of two targets are not comparable."""
+    rng = np.random.default_rng(seed)
+    rows = Item.objects.filter(study=study).values_list(
+        "token_a__text", "token_b__text", "rank_in_target", "area__position"
+    )
+    sizes = np.bincount([r[3] for r in rows])
+    lines = ["token_a,token_b,score"]
+    for a, b, rank, target in rows:
+        offset = 100.0 * target  # another scale per target: only the order within one counts
+        lines.append(f"{a},{b},{offset - rank + noise * sizes[target] * rng.normal():.6f}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def evaluate(client, study: Study, name: str, content: bytes) -> Evaluation:
+    data = {"name": name, "source": "scores", "missing": "skip"}
+    data["file"] = SimpleUploadedFile(f"{name}.csv", content)
+    assert client.post(f"/staff/{study.slug}/models/", data).status_code == 302
+    evaluation = Evaluation.objects.get(study=study, name=name)
+    with override_settings(EVALUATION_RESAMPLES=60):
+        running.run_evaluation(evaluation.pk)
+    evaluation.refresh_from_db()
+    assert evaluation.status == "done", evaluation.error
+    return evaluation
+
+
+def test_a_target_studys_leaderboard_shows_macro_figures_the_ag_score_and_each_target(
+    client, targets
+):
+    exact = evaluate(client, targets, "exact", target_model(targets, 0.0))
+    noisy = evaluate(client, targets, "noisy", target_model(targets, 0.5, seed=1))
+    result = exact.result
+    # The votes were rescored per target: the study's final scores come back exactly.
+    assert result["study"]["reproduces_export"] is True
+    assert [t["target"] for t in result["targets"]] == [f"target {g:02d}" for g in range(4)]
+    assert result["macro"]["rho_w"] == pytest.approx(1.0) and result["macro"]["targets"] == 4
+    assert result["ag_score"] > noisy.result["ag_score"] and result["ag_comparisons"] > 0
+    assert set(result["ag_types"]) == {
+        "positive-positive", "positive-distractor", "positive-random", "other"
+    }  # fmt: skip
+    assert result["macro"]["bootstrap"]["rho_w"]["basic_low"] is not None
+    assert result["ag_bootstrap"]["low"] <= result["ag_bootstrap"]["high"]
+    board = client.get("/staff/targets/models/leaderboard.json").json()["models"]
+    assert [r["model"] for r in board] == ["exact", "noisy"]  # by macro rho_w
+    assert board[1]["macro_rho_w"] < 1 and board[1]["macro_rho_w_low"] is not None
+    assert board[1]["ag_score_low"] is not None and 0 <= board[1]["ag_score_low"] <= 1
+    header, rows = read_csv(b"".join(client.get("/staff/targets/models/leaderboard.csv")).decode())
+    assert {"macro_rho_w", "macro_rho_w_low", "ag_score", "ag_comparisons", "mrr"} <= set(header)
+    assert rows[0]["model"] == "exact" and float(rows[0]["macro_rho_w"]) == pytest.approx(1.0)
+    page = client.get("/staff/targets/").content.decode()
+    assert "macro rho_w [95%]" in page and "A&amp;G score [95%]" in page
+    assert "Per target: rho_w of each model (4 targets)" in page and "target 03" in page
+    detail = client.get(f"/staff/targets/models/{noisy.pk}/").content.decode()
+    assert "Over the targets" in detail and "Avraham &amp; Goldberg score" in detail
+    assert "Per target" in detail and detail.count('<th scope="row">target 0') == 4
+    assert "within its target" in detail  # the rank scatter, per target
+    figure = client.get(f"/staff/targets/models/{noisy.pk}/ranks.png")
+    assert figure.status_code == 200 and figure.content[:4] == b"\x89PNG"
+
+
+def test_the_web_evaluation_equals_ranking_evaluate_on_the_exports(client, targets, tmp_path):
+    model = target_model(targets, 0.3, seed=2)
+    evaluation = evaluate(client, targets, "m", model)
+    files = {}
+    for name, url in (("ranking", "ranking.csv"), ("comparisons", "comparisons.csv")):
+        files[name] = tmp_path / url
+        files[name].write_bytes(b"".join(client.get(f"/staff/targets/{url}").streaming_content))
+    files["model"] = tmp_path / "model.csv"
+    files["model"].write_bytes(model)
+    out = tmp_path / "out.json"
+    assert evaluate_main([
+        "--gold", str(files["ranking"]), "--comparisons", str(files["comparisons"]),
+        "--scores", str(files["model"]), "--json", str(out),
+    ]) == 0  # fmt: skip
+    cli = json.loads(out.read_text())
+    web = evaluation.result
+    assert cli["ag_score"] == pytest.approx(web["ag_score"], abs=1e-12)
+    assert cli["ag_comparisons"] == web["ag_comparisons"]
+    for metric in ("rho_w", "tau_w", "rho", "tau"):
+        assert cli["macro"][metric] == pytest.approx(web["macro"][metric], abs=1e-12)
+    assert [(t["target"], t["n"], t["rho_w"]) for t in cli["targets"]] == [
+        (t["target"], t["n"], pytest.approx(t["rho_w"], abs=1e-12)) for t in web["targets"]
+    ]
+
+
+def test_every_command_works_on_a_target_study(celery_worker, owner, tmp_path):
+    study = make_study(targets=targets_csv([5, 8, 3], kinds=True), n_ballots=2, m=4,
+                       created_by=owner, open_first=False, slug="cmds")  # fmt: skip
+    out = io.StringIO()
+    call_command("open_ballot", "cmds", stdout=out)
+    assert "ballot 1 of cmds is open" in out.getvalue()
+    simulate(study, voters=20, limit=12)
+    call_command("close_ballot", "cmds", "--timeout", "60", stdout=out, stderr=io.StringIO())
+    assert "ballot 1 closed; ballot 2 is pending" in out.getvalue()
+    call_command("open_ballot", "cmds", stdout=out)
+    simulate(study, voters=20)
+    wait_closed(study.ballots.get(number=2))
+    study.refresh_from_db()
+    assert study.status == Study.Status.FINISHED
+    _, votes = read_csv(export("export_votes", study, tmp_path))
+    assert votes and all(v["left_token_a"] == v["right_token_a"] for v in votes)  # one target
+    call_command("study_figures", "cmds", "--out", str(tmp_path / "figs"), "--format", "svg",
+                 stdout=out)  # fmt: skip
+    assert len(list((tmp_path / "figs").glob("*.svg"))) >= 3
+    scores = tmp_path / "model.csv"
+    scores.write_bytes(target_model(study, 0.2))
+    printed = io.StringIO()
+    call_command("evaluate_model", "cmds", "--name", "m", "--scores", str(scores),
+                 verbosity=0, stdout=printed)  # fmt: skip
+    assert "per target, macro over 3 targets: rho_w" in printed.getvalue()
+    assert "A&G score" in printed.getvalue()
+
+
+def test_the_crowd_fit_works_on_a_target_study(client, owner, monkeypatch):
+    study = finished_target_study(monkeypatch, created_by=owner, slug="crowd")
+    page = client.get("/staff/crowd/crowd/")
+    assert page.status_code == 200 and "σ" in page.content.decode()
+    crowd = client.get("/staff/crowd/crowd.json").json()
+    assert crowd["source"] == "study crowd" and len(crowd["voters"]) == 19  # one excluded
+    assert Item.objects.filter(study=study).count() == 31
