@@ -35,7 +35,7 @@ from collector.models import (
 )
 from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user, wait_closed, wait_for
-from tests.collector.target_words import SIZES, target_list
+from tests.collector.target_words import SIZES, THEMES, target_list
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -283,8 +283,18 @@ def test_a_target_study_of_real_words_runs_end_to_end(
     assert all(v["left_token_a"] == v["right_token_a"] for v in votes)  # one target per vote
     assert len(ranking_rows) == N_ITEMS
     assert sorted(int(r["rank"]) for r in ranking_rows) == list(range(1, N_ITEMS + 1))
-    listed = {(t, t, c) for t, c, _kind in (line.split(",") for line in listing.splitlines()[1:])}
-    assert {(r["area"], r["token_a"], r["token_b"]) for r in ranking_rows} == listed
+    listed = {(t, c): kind for t, c, kind in (line.split(",") for line in listing.splitlines()[1:])}
+    assert {(r["area"], r["token_b"]): r["kind"] for r in ranking_rows} == listed
+    assert all(r["target"] == r["area"] == r["token_a"] and r["candidate"] == r["token_b"]
+               for r in ranking_rows)  # fmt: skip
+    # rank_in_target: 1..n within each target, in the order of the study's ranking.
+    ranks = defaultdict(list)
+    for r in sorted(ranking_rows, key=lambda r: int(r["rank"])):
+        ranks[r["target"]].append(int(r["rank_in_target"]))
+    assert {t: n for t, n in Counter(r["target"] for r in ranking_rows).items()} == dict(
+        zip(THEMES, SIZES, strict=True)
+    )
+    assert all(got == list(range(1, len(got) + 1)) for got in ranks.values())
     appearances, wins = Counter(), Counter()
     for v in votes:
         for side in ("item_left", "item_right"):
@@ -293,6 +303,24 @@ def test_a_target_study_of_real_words_runs_end_to_end(
     for r in ranking_rows:
         item = int(r["item_id"])
         assert (int(r["appearances"]), int(r["wins"])) == (appearances[item], wins[item])
+
+    # A&G's binary comparisons recompute from the votes: per target, each unordered pair.
+    comparisons = rows_of(download(page, "Binary comparisons (CSV)", tmp_path))
+    counted: dict[tuple[str, frozenset[str]], Counter] = defaultdict(Counter)
+    for v in votes:
+        chosen = v["left_token_b"] if v["choice"] == "left" else v["right_token_b"]
+        counted[(v["left_token_a"], frozenset((v["left_token_b"], v["right_token_b"])))][
+            chosen
+        ] += 1
+    assert len(comparisons) == len(counted)
+    for row in comparisons:
+        tally = counted[(row["target"], frozenset((row["candidate_1"], row["candidate_2"])))]
+        v1, v2 = tally[row["candidate_1"]], tally[row["candidate_2"]]
+        assert (int(row["votes_1"]), int(row["votes_2"]), int(row["ties"])) == (v1, v2, 0)
+        assert float(row["r"]) == pytest.approx(v1 / (v1 + v2))
+    grouped = rows_of(download(page, "Gold grouped by target (query,candidate,score; scores 0-10 "
+                                     "within each target)", tmp_path))  # fmt: skip
+    assert {(g["query"], g["candidate"]) for g in grouped} == set(listed)
 
     # --- A model evaluated: GloVe 6B 50d, uploaded on the study page ------------------------
     glove.write_glove_text(tmp_path / "glove-subset.txt")
@@ -321,5 +349,11 @@ def test_a_target_study_of_real_words_runs_end_to_end(
     result = evaluation.result
     assert result is not None and result["coverage"] == 1.0 and result["n"] == N_ITEMS
     # The crowd voted by GloVe's similarities: the study's ranking gives them back.
-    assert result["rho"] > 0.5, result["rho"]
+    # Per target: every target scored on all its candidates; the macro figures and A&G's score
+    # over the binary comparisons.
+    per_target = {t["target"]: t for t in result["targets"]}
+    assert {t: v["n"] for t, v in per_target.items()} == dict(zip(THEMES, SIZES, strict=True))
+    # (with kinds, a positive over a distractor or a random candidate counts too: A&G 4.1)
+    assert result["ag_comparisons"] >= len(comparisons)
+    assert result["macro"]["rho"] > 0.5 and result["ag_score"] > 0.5, (result["macro"], result)
     staff.close()
