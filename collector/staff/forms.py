@@ -59,12 +59,6 @@ CAP_HELP = (
 )
 
 
-QUESTION_HELP = (
-    "A target study's question shows each comparison's target where it says {target} (its "
-    "default, “Which is more related to {target}?”, comes in the voter pages' language)."
-)
-
-
 class StudyForm(StudyTextsFields):
     tokens_text = forms.CharField(
         label="Tokens (area,token per line)",
@@ -145,7 +139,6 @@ class StudyForm(StudyTextsFields):
 
     def __init__(self, *args: Any, crowds: Sequence[tuple[str, str]] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["question"].help_text = QUESTION_HELP
         field = self.fields["crowd_of"]
         assert isinstance(field, forms.ChoiceField)
         field.choices = [("", "none"), *crowds]
