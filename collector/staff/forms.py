@@ -189,6 +189,7 @@ class StudyForm(StudyTextsFields):
     areas: list[importing.AreaSpec]
     preview: dict[str, Any]
     targets: bool = False  # a target list was given (alone): a target study
+    _kind_known: bool = True  # not both a target list and a token or item list
 
     def _source(self, field: str) -> bytes | None:
         upload = self.cleaned_data.get(f"{field}_file")
@@ -228,7 +229,8 @@ class StudyForm(StudyTextsFields):
         return areas
 
     def _given(self, field: str) -> bool:
-        """Whether the list ``field`` (tokens, items, targets) came, as text or as a file."""
+        """Whether the list ``field`` (tokens, items, targets) came, as text or as a file (read
+        before the lists are parsed: a list's error takes it out of ``cleaned_data``)."""
         d = self.cleaned_data
         return bool(d.get(f"{field}_file")) or bool((d.get(f"{field}_text") or "").strip())
 
@@ -236,15 +238,17 @@ class StudyForm(StudyTextsFields):
         limit = settings.MAX_UPLOAD_BYTES
         self.kept_lists: dict[str, str] = {}
         self._lists_failed = False
+        pairs = self._given("tokens") or self._given("items")
+        given_targets = self._given("targets")
+        self.targets = given_targets and not pairs
+        self._kind_known = not (given_targets and pairs)
+        where = "targets_file" if self.cleaned_data.get("targets_file") else "targets_text"
         tokens = self._list("tokens", lambda d: importing.parse_tokens(d, max_bytes=limit))
         items = self._list(
             "items", lambda d: importing.parse_items(d, max_bytes=limit, tokens=tokens)
         )
         targets = self._list("targets", lambda d: importing.parse_targets(d, max_bytes=limit))
-        pairs = self._given("tokens") or self._given("items")
-        self.targets = self._given("targets") and not pairs
-        if self._given("targets") and pairs:
-            where = "targets_file" if self.cleaned_data.get("targets_file") else "targets_text"
+        if given_targets and pairs:
             self.add_error(
                 where,
                 "A target list makes a target study on its own: give it without a token or "
@@ -262,7 +266,7 @@ class StudyForm(StudyTextsFields):
     def _question(self, data: dict[str, Any]) -> None:
         """The question for the study's kind: the other kind's default becomes this kind's, and
         a question that does not suit the kind is an error (only when the kind is known)."""
-        if data.get("question") is None or (self._given("targets") and not self.targets):
+        if data.get("question") is None or not self._kind_known:
             return
         data["question"] = questions.for_kind(data["question"], self.targets)
         if problem := questions.question_error(data["question"], self.targets):

@@ -146,6 +146,18 @@ def test_a_target_list_with_tokens_or_items_is_a_form_error(client, owner, chang
     assert not Study.objects.exists()
 
 
+def test_a_bad_target_list_hides_neither_the_conflict_nor_the_question(client, owner):
+    bad = {**TARGET_FORM, "targets_text": "cat,pet\ncat,Cat\ndog,bone\n", "action": "preview"}
+    summary = html.unescape(error_summary(client.post(
+        "/staff/new/", {**bad, "tokens_text": tokens_csv(4)}).content.decode()))  # fmt: skip
+    assert "line 2: the candidate 'Cat' is its own target" in summary
+    assert "A target list makes a target study on its own" in summary
+    summary = html.unescape(error_summary(client.post(
+        "/staff/new/", {**bad, "question": "Which one?"}).content.decode()))  # fmt: skip
+    assert "line 3: target 'dog' has 1 candidate" in summary and "put {target} in it" in summary
+    assert not Study.objects.exists()
+
+
 def test_a_target_studys_question_must_name_its_target(client, owner):
     bad = {**TARGET_FORM, "question": "Which one is closer?", "action": "create"}
     response = client.post("/staff/new/", bad)
