@@ -21,6 +21,8 @@ COPY static ./static
 RUN DJANGO_ENV=production SECRET_KEY=build-only ALLOWED_HOSTS=localhost STATIC_ROOT=/app/staticfiles \
     python manage.py collectstatic --noinput --verbosity 0
 
+# Uploaded model files wait here for the evaluator (a volume shared by web and evaluator).
+RUN mkdir -p /app/uploads && chown app:app /app/uploads
 USER app
 EXPOSE 8000
 # Granian's WSGI interface: 2 worker processes x 4 threads; a crashed worker is replaced.

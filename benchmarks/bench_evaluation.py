@@ -9,7 +9,8 @@ resident set, so run one case per process for a clean memory figure):
 - ``large``: a 100,000-item study (3 ballots, M = 20: 1.75 million votes), one model, 200 voter
   resamples. Target: 2 minutes and 2 GB.
 - ``vectors``: a 400,000-word, 50-dimension GloVe text file (random, seeded; written once to
-  ``--tmp``), loaded with gensim and scoring the paper-sized study's items. Target: 30 s.
+  ``--tmp``), read keeping every vector (``load_word_vectors``) and scoring the paper-sized
+  study's items. Target: 30 s.
 - ``targets``: a target study of 100 targets x 1,000 candidates (100,000 items; each target its
   own exponential truth, 3 ballots, M = 20), one model, 200 voter resamples: per target, the
   macro means and Avraham & Goldberg's score with their intervals. Target: as ``large``.

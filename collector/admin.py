@@ -2,7 +2,7 @@
 protocol depends on (parameters, items, ballots, comparisons, votes, scores) is read-only here:
 state changes go through the staff pages, which call the lifecycle functions.
 
-The admin applies the staff pages' ownership rule (:func:`collector.staff.access.visible_studies`):
+The admin applies the staff pages' ownership rule (:func:`collector.access.visible_studies`):
 a staff member sees the rows of the studies they created, a superuser all. Voters' API tokens
 are never shown (a token is a voter's credential)."""
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 
+from collector.access import visible_studies
 from collector.models import (
     Area,
     Ballot,
@@ -23,7 +24,6 @@ from collector.models import (
     Vote,
     Voter,
 )
-from collector.staff.access import visible_studies
 from collector.studies import lifecycle
 
 # The staff login page is the admin's: it and the admin carry the product's name.

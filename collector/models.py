@@ -9,8 +9,11 @@ from __future__ import annotations
 import secrets
 
 from django.conf import settings
+from django.core.files.storage import Storage, storages
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 
 DEFAULT_QUESTION = "Which pair is more related?"
 # A target study's question: a template, {target} replaced by each comparison's target.
@@ -27,6 +30,11 @@ def new_voter_token() -> str:
 
 def new_pseudonym() -> str:
     return "v-" + secrets.token_hex(6)
+
+
+def evaluation_uploads() -> Storage:
+    """Where uploaded model files wait for their evaluation's job (``EVALUATION_UPLOAD_DIR``)."""
+    return storages["evaluation_uploads"]
 
 
 def _code(help_text: str = "") -> models.CharField:
@@ -463,10 +471,12 @@ class CheckAnswer(models.Model):
 class Evaluation(models.Model):
     """A semantic model scored against a finished study's gold ranking (one per study and name).
 
-    The model's score per item is read from the upload when staff submit it (so a bad file is
-    refused before anything is stored) and kept in ``item_scores`` (``Item.index`` order, None
-    where the model has no score); the metrics, the chance baseline and the voter bootstrap run
-    in a background job, which reports ``progress``.
+    The upload is stored (``upload``) and the request answers at once; the background job reads
+    and checks the file, keeps the model's score per item in ``item_scores`` (``Item.index``
+    order, None where the model has no score; the column is null until the file is read) and
+    removes the file; then it computes the metrics, the chance baseline and the voter
+    bootstrap, reporting ``progress``. A file that cannot be read is ``refused`` with the
+    reason (and the line) in ``error``, and nothing is scored.
     """
 
     class Source(models.TextChoices):
@@ -482,6 +492,7 @@ class Evaluation(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        REFUSED = "refused", "Refused"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="evaluations")
     name = models.CharField(max_length=100)
@@ -489,7 +500,20 @@ class Evaluation(models.Model):
     source_detail = models.CharField(
         max_length=300, blank=True, help_text="File name, vectors format and reading rules."
     )
-    item_scores = models.JSONField(help_text="The model's score per item, in Item.index order.")
+    item_scores = models.JSONField(
+        null=True, blank=True, help_text="The model's score per item, in Item.index order."
+    )
+    upload = models.FileField(
+        storage=evaluation_uploads,
+        blank=True,
+        max_length=200,
+        help_text="The uploaded file until its job has read it.",
+    )
+    file_name = models.CharField(max_length=255, blank=True, help_text="The upload's own name.")
+    vectors_format = models.CharField(max_length=16, blank=True, help_text="Empty: detected.")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the job running it."
+    )
     missing = models.CharField(
         max_length=4,
         choices=Missing.choices,
@@ -514,3 +538,10 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} on {self.study}"
+
+
+@receiver(post_delete, sender=Evaluation)
+def _remove_evaluation_upload(sender: type, instance: Evaluation, **_kwargs: object) -> None:
+    """An evaluation removed before its file was read (or a study deleted) leaves no file."""
+    if instance.upload:
+        instance.upload.delete(save=False)

@@ -148,8 +148,15 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # Served at the site's root: /favicon.ico, which browsers ask for on pages that link no icon.
 WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+# Uploaded model files wait here for their evaluation's job, which removes them once read: the
+# web processes and the workers must share this directory (one volume in docker-compose.yml).
+EVALUATION_UPLOAD_DIR = env.path("EVALUATION_UPLOAD_DIR", default=BASE_DIR / "uploads")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "evaluation_uploads": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(EVALUATION_UPLOAD_DIR), "file_permissions_mode": 0o600},
+    },
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -169,6 +176,8 @@ MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=5 * 1024 * 1024)
 # (fewer for studies over 10,000 items, where each resample costs more).
 EVALUATION_MAX_UPLOAD_BYTES = env.int("EVALUATION_MAX_UPLOAD_BYTES", default=1024**3)
 EVALUATION_RESAMPLES = env.int("EVALUATION_RESAMPLES", default=1000)
+# At most this many evaluations of one study queued or running at once (more are refused).
+EVALUATION_MAX_QUEUED = env.int("EVALUATION_MAX_QUEUED", default=5)
 EVALUATION_RESAMPLES_LARGE = env.int("EVALUATION_RESAMPLES_LARGE", default=200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
@@ -183,6 +192,19 @@ CELERY_RESULT_BACKEND = env.str(
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for a retry
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Two queues, so a ballot close never waits behind a model evaluation: closes (and beat's sweep)
+# go to "closes", evaluations and pooled refits (long jobs) to "evaluations". Deployments run a
+# worker for each (docker-compose.yml: worker and evaluator); one worker may consume both
+# (-Q closes,evaluations) where closes can wait, as in tests of a single close.
+CELERY_QUEUE_CLOSES = "closes"
+CELERY_QUEUE_EVALUATIONS = "evaluations"
+CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_EVALUATIONS
+CELERY_TASK_ROUTES = {
+    "collector.tasks.close_ballot": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}
 # A ballot still "closing" after this long is assumed lost (worker killed, broker down): the sweep

@@ -99,7 +99,8 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int], Any] | None]:
         yield update
 
 
-def _models(args: argparse.Namespace) -> dict[str, Any]:
+def _models(args: argparse.Namespace, gold: Any) -> dict[str, Any]:
+    """The models named on the command line; files keep only what ``gold`` can use."""
     models: dict[str, Any] = {}
 
     def add(model: Any) -> None:
@@ -111,11 +112,15 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
         models[name] = model
 
     for path in args.scores:
-        add(read_model_scores(path))
+        add(read_model_scores(path, only=gold))
     for path in args.vectors:
         add(
             load_word_vectors(
-                path, args.vectors_format, case=args.case, restrict_vocab=args.restrict_vocab
+                path,
+                args.vectors_format,
+                case=args.case,
+                restrict_vocab=args.restrict_vocab,
+                only_for=gold.token_a + gold.token_b,
             )
         )
     if args.sentence:
@@ -133,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     to_stdout = args.json_out == "-"
     try:
         gold = read_gold(args.gold, args.gold_format)
-        models = _models(args)
+        models = _models(args, gold)
         votes = read_votes(args.votes, gold) if args.votes else None
         comparisons = read_comparisons(args.comparisons, gold) if args.comparisons else None
         with _progress(not to_stdout and sys.stderr.isatty()) as update:

@@ -33,7 +33,9 @@ hypothesis_settings.load_profile("seeded")
 # Django's live server listens with a backlog of 10: fifty voters connecting at once (the
 # concurrency tests) would see resets on a loaded machine, as no real server would allow.
 WSGIServer.request_queue_size = 128
-WORKER_QUEUE = "celery"  # Celery's default queue: every task of the project goes there
+# One worker per queue, as deployed (docker-compose.yml): ballot closes never wait behind an
+# evaluation (config/settings.py, CELERY_TASK_ROUTES).
+WORKER_QUEUES = (settings.CELERY_QUEUE_CLOSES, settings.CELERY_QUEUE_EVALUATIONS)
 
 
 def _real_stack_required() -> bool:
@@ -79,39 +81,75 @@ def _test_database_url() -> str:
 
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subprocess.Popen]:
-    """A real Celery worker subprocess on the test database, stopped at the end of the session.
+    """A real Celery worker of the ``closes`` queue on the test database (as deployed: ballot
+    closes and the sweep), stopped at the end of the session. Evaluations have their own worker:
+    :func:`evaluations_worker`.
 
     Tests using it must be ``@pytest.mark.django_db(transaction=True)`` so that their rows are
     committed and visible to the worker.
     """
+    proc = _start_worker(settings.CELERY_QUEUE_CLOSES)
+    try:
+        yield proc
+    finally:
+        _stop_worker(proc)
+
+
+@pytest.fixture
+def evaluations_worker(celery_worker: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """A real Celery worker of the ``evaluations`` queue for one test, beside the closes worker.
+    Only its test's evaluations run in the background: the other tests run theirs themselves."""
+    proc = _start_worker(settings.CELERY_QUEUE_EVALUATIONS)
+    try:
+        yield proc
+    finally:
+        _stop_worker(proc)
+
+
+def _start_worker(queue: str) -> subprocess.Popen:
+    """A solo worker of ``queue`` on the test database, once ready; the queue is emptied first
+    (messages of other tests or sessions name rows that are gone)."""
     if not settings.CELERY_BROKER_URL or settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.fail("the Celery worker needs CELERY_BROKER_URL (tasks would run in-process)")
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         pytest.fail("the Celery worker needs PostgreSQL (DATABASE_URL)")
+    assert queue in WORKER_QUEUES, queue
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge(queue)
     env = dict(os.environ, DATABASE_URL=_test_database_url(), CONN_MAX_AGE="0")
-    log_path = ROOT / ".pytest_cache" / f"celery-worker-{os.getpid()}.log"
-    log_path.parent.mkdir(exist_ok=True)
     celery = Path(sys.executable).with_name("celery")
+    name = f"pytest-{queue}-{os.getpid()}"
+    log_path = ROOT / ".pytest_cache" / f"celery-worker-{queue}-{os.getpid()}.log"
+    log_path.parent.mkdir(exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [str(celery), "-A", "config", "worker", "--pool=solo", "--concurrency=1",
-             "-Q", WORKER_QUEUE, "--loglevel=INFO", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-n", f"pytest-{os.getpid()}@%h"],
+             "-Q", queue, "--loglevel=INFO", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "-n", f"{name}@%h"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
-        _wait_until_ready(proc, log_path)
-        yield proc
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _wait_until_ready(proc, log_path, name)
+    except BaseException:
+        _stop_worker(proc)
+        raise
+    return proc
 
 
-def _wait_until_ready(proc: subprocess.Popen, log_path: Path, timeout: float = 60) -> None:
+def _stop_worker(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _wait_until_ready(
+    proc: subprocess.Popen, log_path: Path, name: str, timeout: float = 60
+) -> None:
     from config.celery import app
 
     deadline = time.monotonic() + timeout
@@ -119,9 +157,7 @@ def _wait_until_ready(proc: subprocess.Popen, log_path: Path, timeout: float = 6
         if proc.poll() is not None:
             pytest.fail(f"the Celery worker exited at start:\n{log_path.read_text()[-3000:]}")
         try:
-            if app.control.ping(
-                destination=[f"pytest-{os.getpid()}@{os.uname().nodename}"], timeout=1.0
-            ):
+            if app.control.ping(destination=[f"{name}@{os.uname().nodename}"], timeout=1.0):
                 return
         except Exception:  # broker not reachable yet
             time.sleep(0.5)

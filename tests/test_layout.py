@@ -122,3 +122,33 @@ def test_the_web_app_knows_only_postgresql_and_keeps_no_per_connection_state(wor
         if p.suffix in {".py", ".sql", ".html", ".txt"} and word.lower() in p.read_text().lower()
     ]
     assert mentions == []
+
+
+def test_the_web_apps_lower_layers_never_import_the_staff_pages():
+    graph = product_graph()
+    lower = ("collector.studies", "collector.voting", "collector.evaluation", "collector.models")
+    reaching = {
+        name: sorted(t for t in targets if t.startswith("collector.staff"))
+        for name, targets in graph.items()
+        if name.startswith(lower)
+    }
+    assert {name: up for name, up in reaching.items() if up} == {}
+
+
+def test_design_names_are_compared_only_in_the_design_modules():
+    from ranking.designs import DESIGNS
+
+    names = set(DESIGNS)
+    found = []
+    for name, path in product_modules().items():
+        if name.startswith("ranking.designs"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Compare) or "design" not in ast.unparse(node):
+                continue
+            for side in [node.left, *node.comparators]:
+                values = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+                for value in values:
+                    if isinstance(value, ast.Constant) and value.value in names:
+                        found.append(f"{name}:{node.lineno} {value.value!r}")
+    assert found == []

@@ -31,7 +31,7 @@ def _ranks(evaluation: Evaluation) -> tuple[np.ndarray, np.ndarray, int]:
         dtype=np.float64,
     )
     scores = np.array(
-        [np.nan if v is None else v for v in evaluation.item_scores], dtype=np.float64
+        [np.nan if v is None else v for v in evaluation.item_scores or []], dtype=np.float64
     )
     scored = np.isfinite(scores)
     if study.targets:

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+
 from collector.csv_cells import csv_lines
 from collector.models import Evaluation, Study
 
@@ -38,6 +40,28 @@ TARGET_CSV_HEADER = [
     "macro_chance_rho_w", "ag_score", "ag_score_low", "ag_score_high", "ag_comparisons",
     "mrr", "hits_1",
 ]  # fmt: skip
+
+
+def stage(status: str, reading: bool) -> str:
+    """What a queued or running evaluation is doing, in words (empty once it has ended)."""
+    if status == Evaluation.Status.QUEUED:
+        return "waiting for a worker"
+    if status == Evaluation.Status.RUNNING:
+        return "reading the file" if reading else "evaluating"
+    return ""
+
+
+def progress_rows(study: Study) -> QuerySet[Evaluation]:
+    """The study's evaluations in submission order, without their large columns, each with
+    ``reading`` (its file not read yet)."""
+    return (
+        Evaluation.objects.filter(study=study)
+        .defer("result", "item_scores")
+        .annotate(
+            reading=ExpressionWrapper(Q(item_scores__isnull=True), output_field=BooleanField())
+        )
+        .order_by("created_at")
+    )
 
 
 def _get(data: Any, *path: str) -> Any:
@@ -67,6 +91,7 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
         "model": evaluation.name,
         "source": evaluation.source_detail,
         "status": evaluation.status,
+        "error": evaluation.error,
         "missing": evaluation.missing,
         "n": r.get("n"),
         "n_items": r.get("n_items"),

@@ -15,8 +15,8 @@ import numpy as np
 from django.db.models import Count, Max, Q
 
 from collector.models import Item, ItemScore, Study, Vote, Voter
-from collector.staff.exports import require_finished
 from collector.studies import bulk_sql
+from collector.studies.lifecycle import require_finished
 from ranking.ballots import StudyVotes
 from ranking.files import GoldStandard
 

@@ -156,6 +156,7 @@ class CeleryWorker:
         self.service = Service(
             f"celery worker {self.started}",
             [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
+             "-Q", "closes,evaluations",
              "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", name],
             self.env, self.log,
         ).start()  # fmt: skip

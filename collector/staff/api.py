@@ -8,9 +8,11 @@ columns as keys. Keyset paging stays fast on the last page of a million votes, u
 ``GET /api/v1/staff/studies/<slug>/comparisons?after=<row>&limit=<n>`` pages a target study's
 binary comparisons the same way (``row`` numbers them from 1; an area study is a 404).
 ``POST /api/v1/staff/studies/<slug>/evaluations`` (multipart: ``name``, ``source`` scores or
-vectors, ``file``, optional ``vectors_format`` and ``missing``) answers 202 with the evaluation's
-id and URL; ``GET`` on it gives its status, progress and, once done, its result; ``GET
-.../evaluations`` is the leaderboard. Staff authentication (session or basic); another staff
+vectors, ``file``, optional ``vectors_format`` and ``missing``) answers 202 at once with the
+evaluation's id and URL (the file is read in the background); ``GET`` on it gives its status,
+stage, progress, a refusal's reason (status ``refused``) and, once done, its result; 429 when
+the study has ``EVALUATION_MAX_QUEUED`` evaluations pending; ``GET .../evaluations`` is the
+leaderboard. Staff authentication (session or basic); another staff
 member's study is a 404.
 """
 
@@ -29,12 +31,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from collector.access import visible_studies
 from collector.evaluation import leaderboard, submitting
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study, Vote
 from collector.staff import exports, target_exports
-from collector.staff.access import visible_studies
 from collector.staff.forms import EvaluationForm
+from collector.studies import lifecycle
 
 # Every staff endpoint may answer these, as JSON {"detail": ...}.
 ERRORS: dict[int, type] = {400: dict, 401: dict, 403: dict, 404: dict}
@@ -45,6 +48,11 @@ PAGING = [
     OpenApiParameter("after", int, description="Return rows after this key (0 = from the start)"),
     OpenApiParameter("limit", int, description=f"Rows per page (default {DEFAULT_LIMIT})"),
 ]
+
+
+class TooManyPending(APIException):
+    status_code = 429
+    default_detail = "The study has as many evaluations pending as it may have."
 
 
 class Conflict(APIException):
@@ -86,7 +94,7 @@ class RankingView(_StudyView):
         after, limit = _paging(request)
         try:
             rows = exports.ranking_rows(study, after_rank=after, limit=limit)
-        except exports.NotFinished as exc:
+        except lifecycle.NotFinished as exc:
             raise Conflict(str(exc)) from None
         header = exports.ranking_header(study)
         results = [dict(zip(header, row, strict=True)) for row in rows]
@@ -145,6 +153,7 @@ def _evaluation_json(request: Request, evaluation: Evaluation) -> dict[str, Any]
         "id": evaluation.pk,
         "name": evaluation.name,
         "status": evaluation.status,
+        "stage": leaderboard.stage(evaluation.status, evaluation.item_scores is None),
         "progress": evaluation.progress,
         "error": evaluation.error or None,
         "url": request.build_absolute_uri(
@@ -168,11 +177,12 @@ class EvaluationsView(_StudyView):
     @extend_schema(
         operation_id="staff_evaluations_create",
         request=EVALUATION_UPLOAD,
-        responses={202: dict, **ERRORS, 409: dict},
+        responses={202: dict, **ERRORS, 409: dict, 429: dict},
     )
     def post(self, request: Request, slug: str) -> Response:
-        """Submit a model: the file is read at once (an error names its line; nothing is
-        stored), then evaluated in the background."""
+        """Submit a model: answered at once. A bad name, size, compressed file or vectors
+        header is a 400 (nothing stored); the file is then read and checked in the background,
+        and a bad line leaves the evaluation ``refused`` with its reason."""
         study = self.study(request, slug)
         if study.status != Study.Status.FINISHED:
             raise Conflict("The study is not finished: there is no gold ranking yet.")
@@ -182,6 +192,8 @@ class EvaluationsView(_StudyView):
             raise ValidationError({"detail": f"{field}: {errors[0]}"})
         try:
             evaluation = form.submit(study, request.user)
+        except submitting.TooManyEvaluations as exc:
+            raise TooManyPending(str(exc)) from None
         except submitting.EvaluationRefused as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(_evaluation_json(request, evaluation), status=202)

@@ -18,9 +18,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collector.access import download, get_study, staff_required
 from collector.csv_cells import csv_lines
 from collector.models import Study
-from collector.staff.access import download, get_study, staff_required
 from collector.studies import attention_checks, importing, lifecycle
 
 CSV_HEADER = ["id", "related", "unrelated", "shown", "passed", "failed"]

@@ -23,9 +23,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import render
 
 import ranking
+from collector.access import download, get_study, staff_required, visible_studies
 from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
-from collector.staff.access import download, get_study, staff_required, visible_studies
 from collector.studies import bulk_sql
 from collector.studies.designs import Purpose, driver, study_groups, study_rng
 from ranking.designs import DEFAULT_DESIGN, DESIGNS
@@ -124,7 +124,11 @@ def predict(
     for row in prediction["rows"]:
         row["comparisons"] = prediction["comparisons"][row["design"]]
         row["chosen"] = row["design"] == design
-    goal = target if target is not None else prediction["rows"][names.index("adaptive")]["rho_w"][0]
+    goal = (
+        target
+        if target is not None
+        else prediction["rows"][names.index(DEFAULT_DESIGN)]["rho_w"][0]
+    )
     cost = []
     for name in names:
         found, reached = smallest_m(

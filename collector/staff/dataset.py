@@ -22,9 +22,10 @@ from django.db.models import Count, Max, Min
 
 from collector.csv_cells import tsv_lines
 from collector.models import Item, Study, Token, Vote
-from collector.staff.exports import CHUNK, ballots_run, require_finished
+from collector.staff.exports import CHUNK, ballots_run
 from collector.staff.target_exports import target_design
 from collector.studies.designs import study_design
+from collector.studies.lifecycle import require_finished
 
 GOLD_SCALE = 10.0
 

@@ -1,9 +1,11 @@
 """Staff pages of model evaluation: submit a model, watch its run, the leaderboard, downloads.
 
 The study page shows the upload form and the leaderboard (:mod:`collector.staff.study_page`);
-each model has
-its own page with the per-area breakdown and the rank scatter. A bad file is answered on the
-study page with the reason (and the line), and nothing is stored.
+each model has its own page with the per-area breakdown and the rank scatter. The upload
+answers at once (POST, redirect to the model's page, GET): what can be checked without reading
+the file (name, size, compression, a vectors header, the study's bound of pending evaluations)
+is answered on the study page and stores nothing; the background job reads the file, and a
+refusal (file, line, reason) is shown on the model's page, with nothing scored.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from collector.access import download, get_study, staff_required
 from collector.evaluation import figures, leaderboard, submitting
+from collector.evaluation.leaderboard import stage
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation
-from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import EvaluationForm
 from collector.staff.study_page import render_study_page
 
@@ -32,15 +35,21 @@ def evaluation_new(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "Models are evaluated against the final ranking: wait for the end.")
         return render_study_page(request, study, status=409)
     form = EvaluationForm(request.POST, request.FILES)
+    status = 400
     if form.is_valid():
         try:
             evaluation = form.submit(study, request.user)
         except submitting.EvaluationRefused as exc:
+            if isinstance(exc, submitting.TooManyEvaluations):
+                status = 429
             form.add_error("file" if "line" in str(exc) or "file" in str(exc) else None, str(exc))
         else:
-            messages.success(request, f"“{evaluation.name}” is being evaluated.")
-            return redirect("staff-study", slug=slug)
-    return render_study_page(request, study, status=400, evaluation_form=form)
+            messages.success(
+                request,
+                f"“{evaluation.name}” was uploaded: its file is read and checked, then evaluated.",
+            )
+            return redirect("staff-evaluation", slug=slug, pk=evaluation.pk)
+    return render_study_page(request, study, status=status, evaluation_form=form)
 
 
 def _evaluation(request: HttpRequest, slug: str, pk: int) -> Evaluation:
@@ -56,6 +65,7 @@ def evaluation_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "row": leaderboard.row(evaluation),
         "areas": leaderboard.areas(evaluation),
         "targets": leaderboard.targets(evaluation),
+        "stage": leaderboard.stage(evaluation.status, evaluation.item_scores is None),
         "gold": gold_provenance(evaluation.study),
     }
     if evaluation.status == Evaluation.Status.DONE:
@@ -105,8 +115,14 @@ def evaluation_status(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse(
         {
             "evaluations": [
-                {"id": e.pk, "name": e.name, "status": e.status, "progress": e.progress}
-                for e in Evaluation.objects.filter(study=study).order_by("created_at")
+                {
+                    "id": e.pk,
+                    "name": e.name,
+                    "status": e.status,
+                    "stage": stage(e.status, e.reading),  # type: ignore[attr-defined]
+                    "progress": e.progress,
+                }
+                for e in leaderboard.progress_rows(study)
             ]
         }
     )

@@ -34,6 +34,7 @@ from django.db.models.functions import Coalesce
 from collector.csv_cells import csv_lines
 from collector.models import Ballot, Item, Study, VoidedVote, Vote
 from collector.studies.designs import study_design
+from collector.studies.lifecycle import require_finished
 
 VOTES_HEADER = [
     "ballot",
@@ -65,16 +66,6 @@ RANKING_FIXED = [
 ]
 RANKING_TARGET = ["target", "candidate", "kind", "rank_in_target"]
 CHUNK = 2000  # rows per page (one query each)
-
-
-class NotFinished(Exception):
-    """The study has no final ranking yet."""
-
-
-def require_finished(study: Study) -> None:
-    """Raise :class:`NotFinished` unless the study has its final ranking."""
-    if study.status != Study.Status.FINISHED:
-        raise NotFinished(f"study {study.slug} is not finished: no final ranking yet")
 
 
 def ballots_run(study: Study) -> int:

@@ -28,8 +28,9 @@ MAX_LEASE_SECONDS = 24 * 3600
 
 N_B_HELP = (
     "How many rounds of voting. After each ballot only the best items go on to the next, so "
-    "the votes gather on the top of the ranking. The paper's guidance: at least 2 (1 is the "
-    "uniform design) and at most about 10, since each ballot is a pause while the next is made."
+    "the votes gather on the top of the ranking. The paper's guidance: at least 2 and at most "
+    "about 10, since each ballot is a pause while the next is made. The one-ballot designs "
+    "(uniform, round robin) spend the budget these ballots would."
 )
 ALPHA_HELP = (
     "The share of items kept after each ballot. Smaller focuses the votes on the top sooner, "
@@ -370,19 +371,19 @@ class EvaluationForm(forms.Form):
     )
     file = forms.FileField(
         label="Scores or vectors file",
-        help_text="UTF-8 text (word2vec binary excepted); lines starting with # are comments.",
+        help_text="UTF-8 text (word2vec binary excepted), not compressed; lines starting with "
+        "# are comments. The file is read and checked after the upload, on the model's page.",
     )
 
     def submit(self, study: Study, created_by: Any) -> Evaluation:
-        """Read the valid form's file and store the evaluation (queued); raises
+        """Store the valid form's file and a queued evaluation (the job reads the file); raises
         :class:`collector.evaluation.submitting.EvaluationRefused`, storing nothing."""
         d = self.cleaned_data
-        with submitting.upload_path(d["file"]) as path:
-            return submitting.submit(
-                study, d["name"], path, d["source"],
-                vectors_format=d["vectors_format"] or None, missing=d["missing"],
-                filename=d["file"].name, created_by=created_by,
-            )  # fmt: skip
+        return submitting.submit(
+            study, d["name"], d["file"], d["source"],
+            vectors_format=d["vectors_format"] or None, missing=d["missing"],
+            filename=d["file"].name, created_by=created_by,
+        )  # fmt: skip
 
     def clean_missing(self) -> str:
         return self.cleaned_data.get("missing") or Evaluation.Missing.SKIP

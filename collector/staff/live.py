@@ -21,9 +21,9 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.utils import timezone
 
+from collector.access import download, get_study, staff_required
 from collector.csv_cells import csv_lines
 from collector.models import Ballot, Comparison, Study, Vote
-from collector.staff.access import download, get_study, staff_required
 from collector.staff.study_page import interim_ranking
 from collector.studies import creating, lifecycle
 from collector.studies.pace import recent_pace

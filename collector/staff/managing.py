@@ -19,8 +19,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collector.access import get_study, staff_required, visible_studies
 from collector.models import Study, Vote
-from collector.staff.access import get_study, staff_required, visible_studies
 from collector.staff.study_forms import DeleteStudyForm, StudyEditForm
 from collector.studies import copying, lifecycle
 

@@ -11,9 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from collector.access import staff_required, visible_studies
 from collector.models import Ballot, Study
 from collector.staff import exports
-from collector.staff.access import staff_required, visible_studies
 
 
 @dataclass(frozen=True)

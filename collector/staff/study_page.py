@@ -40,8 +40,8 @@ def render_study_page(
         "study": study,
         "progress": progress,
         "plan": "\n".join(creating.describe_plan(study)),
-        "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
         "design": study_design(study).describe(),
+        "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
         "target_counts": target_counts(study) if study.targets else None,
     }
     if study.status == Study.Status.RUNNING:

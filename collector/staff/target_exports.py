@@ -24,8 +24,9 @@ from django.db.models import Count
 
 from collector.csv_cells import csv_lines
 from collector.models import Item, Study
-from collector.staff.exports import CHUNK, require_finished
+from collector.staff.exports import CHUNK
 from collector.studies import bulk_sql
+from collector.studies.lifecycle import require_finished
 from ranking.evaluation import pair_counts
 from ranking.files import CANDIDATE_KINDS, COMPARISONS_HEADER
 

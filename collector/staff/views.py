@@ -2,7 +2,7 @@
 list is :mod:`collector.staff.study_list`, managing a study :mod:`collector.staff.managing`).
 
 Thin views: every state change goes through :mod:`collector.studies.lifecycle`; who sees which
-study is :mod:`collector.staff.access`.
+study is :mod:`collector.access`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collector.access import download, get_study, staff_required
 from collector.models import Study
 from collector.staff import (
     crowd,
@@ -26,7 +27,6 @@ from collector.staff import (
     study_page,
     target_exports,
 )
-from collector.staff.access import download, get_study, staff_required
 from collector.staff.forms import StudyForm
 from collector.studies import copying, creating, lifecycle
 
@@ -131,7 +131,7 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
     try:
         lines = exports.ranking_csv(study)
-    except exports.NotFinished as exc:
+    except lifecycle.NotFinished as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
     return download(lines, f"{study.slug}-ranking.csv")
 
@@ -141,7 +141,7 @@ def ranking_jsonl(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
     try:
         lines = exports.ranking_jsonl(study)
-    except exports.NotFinished as exc:
+    except lifecycle.NotFinished as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
     return download(lines, f"{study.slug}-ranking.jsonl", "application/jsonl")
 
@@ -157,7 +157,7 @@ def gold_tsv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
     try:
         lines = dataset.gold_tsv(study)
-    except exports.NotFinished as exc:
+    except lifecycle.NotFinished as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
     return download(lines, f"{study.slug}-gold.tsv", "text/tab-separated-values")
 
@@ -179,7 +179,7 @@ def gold_grouped_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
         lines = target_exports.gold_grouped_csv(study)
     except target_exports.NotATargetStudy as exc:
         return HttpResponse(str(exc), status=404, content_type="text/plain")
-    except exports.NotFinished as exc:
+    except lifecycle.NotFinished as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
     return download(lines, f"{study.slug}-gold-grouped.csv")
 
@@ -189,7 +189,7 @@ def dataset_json(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
     try:
         card = dataset.dataset_card(study, base_url=request.build_absolute_uri(f"/staff/{slug}/"))
-    except exports.NotFinished as exc:
+    except lifecycle.NotFinished as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
     response = JsonResponse(card, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-dataset.json"'

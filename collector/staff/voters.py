@@ -25,9 +25,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 import ranking
+from collector.access import download, get_study, staff_required
 from collector.csv_cells import csv_lines
 from collector.models import Study, VoidedVote, Voter
-from collector.staff.access import download, get_study, staff_required
 from collector.studies import attention_checks, bulk_sql
 from collector.voting import store
 from ranking.crowd import MIN_AGREEMENT, RUN_LENGTH, SPEEDER_MS

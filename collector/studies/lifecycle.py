@@ -40,6 +40,7 @@ __all__ = [
     "EDITABLE_TEXTS",
     "TAIL_LOCK_THRESHOLD",
     "LifecycleError",
+    "NotFinished",
     "archive_study",
     "close_ballot",
     "close_early",
@@ -48,6 +49,7 @@ __all__ = [
     "note_vote_recorded",
     "open_ballot",
     "pause_study",
+    "require_finished",
     "resume_study",
     "sweep_ballots",
     "unarchive_study",
@@ -86,6 +88,16 @@ def note_vote_recorded(ballot_id: int, open_left: int) -> None:
     )
     if moved:
         jobs.close_ballot_after_commit(ballot_id)
+
+
+class NotFinished(Exception):
+    """The study has no final ranking yet (its exports and evaluations wait for it)."""
+
+
+def require_finished(study: Study) -> None:
+    """Raise :class:`NotFinished` unless the study has its final ranking."""
+    if study.status != Study.Status.FINISHED:
+        raise NotFinished(f"study {study.slug} is not finished: no final ranking yet")
 
 
 # --- opening and closing --------------------------------------------------------------------

@@ -7,7 +7,7 @@ study's items), read and never leased. Answering shows the next pair; after the 
 would have it now) comes the thank-you page, and "I do not agree" shows the no-consent page. No
 Voter, Vote, lease or session entry is written: the pair's position in the preview is its id,
 and the script sends it back with the answer. Only staff who can see the study (its creator, a
-superuser: :func:`collector.staff.access.get_study`) may try it.
+superuser: :func:`collector.access.get_study`) may try it.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from django.utils import translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
+from collector.access import get_study, staff_required
 from collector.models import Ballot, Comparison, Item, Study
-from collector.staff.access import get_study, staff_required
 from collector.voting import exits, language, store, texts
 from collector.voting.briefing import quota
 from collector.voting.exits import Outcome

@@ -27,6 +27,7 @@ from .uniform import Uniform
 __all__ = [
     "DEFAULT_DESIGN",
     "DESIGNS",
+    "PAPER_DESIGN",
     "Adaptive",
     "AdaptiveSchedule",
     "Advice",
@@ -48,7 +49,8 @@ __all__ = [
 ]
 
 DESIGNS: dict[str, type[Design]] = {}
-DEFAULT_DESIGN = "adaptive"
+PAPER_DESIGN = "adaptive"  # the paper's design: the reference every other design is measured by
+DEFAULT_DESIGN = PAPER_DESIGN
 
 
 def register_design(design: type[Design]) -> type[Design]:

@@ -29,7 +29,7 @@ class Swiss(AdaptiveSchedule, Design):
         "As adaptive, but from ballot 2 each item is compared with items of nearby score "
         "instead of random partners, so the votes go to the close calls at the top. In "
         "simulation it ranks the top markedly better for the same budget. Close pairs come "
-        "back more often (at most `cap` times a ballot; never twice to one voter)."
+        "back more often (at most cap times a ballot, 2 by default; never twice to one voter)."
     )
     parameters = (
         Parameter(

@@ -50,6 +50,7 @@ from .retrieval import (
     target_retrieval,
 )
 from .sentence_scores import (
+    MiniLMOnnx,
     SentenceEmbeddings,
     sentence_extra_available,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "scope_key",
     "scope_metrics",
     "scopes_of",
+    "MiniLMOnnx",
     "sentence_extra_available",
     "SentenceEmbeddings",
     "spearman",

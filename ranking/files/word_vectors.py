@@ -1,14 +1,14 @@
 """Word vectors as a model: cosine similarity of the two tokens of every item.
 
-Files are read with gensim's ``KeyedVectors.load_word2vec_format`` (imported on use), after
-a check of every line that gensim does not make itself (it silently broadcasts a line with
-too few numbers, and reports bad bytes without a line).
+Files are read by :mod:`ranking.files.vector_files` in one checked pass (the same words and
+float32 vectors gensim's ``load_word2vec_format`` reads), keeping only the vectors the gold's
+tokens can look up when told which tokens those are.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,15 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import FloatArray
-from .lines import InputFileError
+from .lines import Progress
+from .vector_files import VECTOR_FORMATS, VectorFormat, detect_vector_format, read_vector_file
 
 __all__ = ["CASE_POLICIES", "VECTOR_FORMATS", "WordVectors", "load_word_vectors"]
 
-VectorFormat = Literal["word2vec", "word2vec-binary", "glove", "fasttext"]
-VECTOR_FORMATS: tuple[str, ...] = ("word2vec", "word2vec-binary", "glove", "fasttext")
 CasePolicy = Literal["lower", "exact", "fold"]
 CASE_POLICIES: tuple[str, ...] = ("lower", "exact", "fold")
 _WORD_SPLIT = re.compile(r"[ _]+")
+_PAIRS_BYTES = 16 * 1024 * 1024  # the pairs' rows scored at once
 
 
 class WordVectors:
@@ -136,23 +136,18 @@ class WordVectors:
                 table[row] = found
         norms = np.linalg.norm(table, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            unit = table / norms[:, None]
-        unit[~(norms > 0)] = np.nan
+            table /= norms[:, None]
+        table[~(norms > 0)] = np.nan
         a = np.fromiter((position[t] for t in token_a), np.int64, len(token_a))
         b = np.fromiter((position[t] for t in token_b), np.int64, len(token_b))
-        return np.einsum("ij,ij->i", unit[a], unit[b])
-
-
-def detect_vector_format(path: str | Path) -> VectorFormat:
-    """``word2vec-binary`` for ``.bin`` files, else ``word2vec`` when the first line is a
-    ``count dimension`` header, else ``glove``."""
-    if str(path).endswith(".bin"):
-        return "word2vec-binary"
-    with open(path, "rb") as handle:
-        first = handle.readline().split()
-    if len(first) == 2 and all(f.isdigit() for f in first):
-        return "word2vec"
-    return "glove"
+        out = np.empty(len(token_a))
+        step = max(1, _PAIRS_BYTES // (16 * max(self.dimension, 1)))  # two float64 rows a pair
+        for start in range(0, len(a), step):
+            part = slice(start, start + step)
+            out[part] = np.einsum("ij,ij->i", table[a[part]], table[b[part]])
+        usable = norms > 0  # also when no vector was kept at all (dimension 0)
+        out[~(usable[a] & usable[b])] = np.nan
+        return out
 
 
 def load_word_vectors(
@@ -162,6 +157,9 @@ def load_word_vectors(
     name: str | None = None,
     case: CasePolicy = "lower",
     restrict_vocab: int | None = None,
+    only_for: Iterable[str] | None = None,
+    file_name: str | None = None,
+    progress: Progress | None = None,
 ) -> WordVectors:
     """Read word2vec (text or binary), GloVe (text, no header) or fastText ``.vec`` vectors.
 
@@ -169,75 +167,48 @@ def load_word_vectors(
     ----------
     path : str or pathlib.Path
     format : {"word2vec", "word2vec-binary", "glove", "fasttext"}, optional
-        Detected by :func:`detect_vector_format` when None (``fasttext`` is word2vec text).
+        Detected by :func:`ranking.files.vector_files.detect_vector_format` when None
+        (``fasttext`` is word2vec text).
     name, case, restrict_vocab
         As in :class:`WordVectors`; only the first ``restrict_vocab`` vectors are read.
+    only_for : iterable of str, optional
+        The tokens the vectors will score: only the vectors some lookup of these tokens can
+        reach are kept (the scores are the same as with every vector kept), so memory holds
+        those vectors and one line of the file.
+    file_name : str, optional
+        The file's own name when ``path`` is a stored copy (a ``.bin`` name is binary).
+    progress : callable, optional
+        ``progress(bytes_read, file_bytes)`` while reading.
 
     Raises
     ------
     InputFileError
-        With the line at fault for text files: a line whose number of values differs from
-        the dimension, a value that is NaN or infinite, bytes that are not UTF-8; for binary
-        files whatever gensim reports.
+        As :func:`ranking.files.vector_files.read_vector_file`: a compressed file, a header
+        the file's size cannot hold, binary data in a text format, a line whose number of
+        values differs from the dimension, a value that is NaN or infinite, bytes that are not
+        UTF-8 (with the line, for text files).
     """
-    chosen = format or detect_vector_format(path)
+    chosen = format or detect_vector_format(path, file_name)
     if chosen not in VECTOR_FORMATS:
         raise ValueError(f"format must be one of {VECTOR_FORMATS}, got {format!r}")
-    binary = chosen == "word2vec-binary"
-    header = chosen in ("word2vec", "fasttext")
-    if not binary:
-        _check_text_vectors(path, header=header, limit=restrict_vocab)
-    from gensim.models import KeyedVectors  # imported on use: it costs a second
-
-    try:
-        kv = KeyedVectors.load_word2vec_format(
-            str(path), binary=binary, no_header=chosen == "glove", limit=restrict_vocab
-        )
-    except (ValueError, EOFError, NotImplementedError) as error:
-        raise InputFileError(path, f"not {chosen} vectors: {error}") from None
-    except OSError as error:
-        raise InputFileError(path, f"cannot be read ({error})") from None
-    if not np.all(np.isfinite(kv.vectors)):
-        bad = int(np.flatnonzero(~np.all(np.isfinite(kv.vectors), axis=1))[0])
-        raise InputFileError(path, f"the vector of {kv.index_to_key[bad]!r} is not finite")
-    return WordVectors.from_keyed_vectors(
-        kv, name=name or Path(path).stem, case=case, restrict_vocab=restrict_vocab
+    keep = None if only_for is None else _lookup_filter(only_for, case)
+    words, matrix = read_vector_file(
+        path, chosen, keep=keep, limit=restrict_vocab, progress=progress
     )
+    return WordVectors(words, matrix, name=name or Path(file_name or path).stem, case=case)
 
 
-def _check_text_vectors(path: str | Path, *, header: bool, limit: int | None) -> None:
-    """One pass over a text vectors file: UTF-8, one dimension throughout, no NaN or inf."""
-    dimension = None
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed below)
-    except OSError as error:
-        raise InputFileError(path, f"cannot be read ({error.strerror or error})") from None
-    with handle:
-        if header:
-            first = handle.readline()
-            parts = first.split()
-            if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                raise InputFileError(path, "the first line must be 'count dimension'", 1)
-            dimension = int(parts[1])
-        start = 2 if header else 1
-        for number, raw in enumerate(handle, start):
-            if limit is not None and number - start >= limit:
-                break
-            line = raw.rstrip(b"\r\n").rstrip(b" ")
-            if not line:
-                continue
-            cut = line.find(b" ")
-            values = line[cut:] if cut >= 0 else b""
-            count = values.count(b" ")
-            if dimension is None:
-                dimension = count
-            if count != dimension or cut <= 0:
-                raise InputFileError(
-                    path, f"expected a word and {dimension} numbers, found {count} numbers", number
-                )
-            if b"n" in values.lower():
-                raise InputFileError(path, "a value is NaN or infinite (or not a number)", number)
-            try:
-                line[:cut].decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputFileError(path, "the word is not UTF-8", number) from None
+def _lookup_filter(tokens: Iterable[str], case: CasePolicy) -> Callable[[str], bool]:
+    """``keep(word)``: whether a lookup of one of ``tokens`` (:meth:`WordVectors.vector`) may
+    ask for ``word`` under the case policy."""
+    asked: set[str] = set()
+    for token in set(tokens):
+        words = [w for w in _WORD_SPLIT.split(token.strip()) if w]
+        for form in (token, "_".join(words), " ".join(words), *words):
+            asked.add(form)
+            if case == "lower":
+                asked.add(form.lower())
+    if case == "fold":
+        folded = {w.upper() for w in asked}
+        return lambda word: word.upper() in folded
+    return asked.__contains__

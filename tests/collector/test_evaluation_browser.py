@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from django.test import override_settings
 from playwright.sync_api import expect
 
-from collector.models import Evaluation
+from collector.models import Evaluation, Item
 from tests.browser import logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
-from tests.collector.test_evaluation import BAD_FILES, scores_csv
+from tests.collector.test_evaluation import BAD_FILES, gzip_bomb, scores_csv
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_staff_evaluate_two_models_and_read_the_leaderboard(
-    live_server, browser, celery_worker, monkeypatch, tmp_path
+    live_server, browser, evaluations_worker, monkeypatch, tmp_path
 ):
     owner = staff_user()
     study = finished_study(monkeypatch, created_by=owner, slug="gold")
@@ -26,26 +27,27 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
     page.goto(f"{live_server.url}/staff/gold/")
     expect(page.get_by_text("No model evaluated yet.")).to_be_visible()
 
-    # Bad files first: each refused with its reason, and nothing stored.
-    bad_files = [
-        (name, content, "scores", reason)
-        for name, content, reason in (
-            ("columns", BAD_FILES["wrong columns"], "line 2"),
-            ("nan", BAD_FILES["a NaN score"], "line 2"),
-            ("latin1", BAD_FILES["bytes that are not UTF-8"], "UTF-8"),
-        )
-    ] + [("mixed", b"2 3\nterm 0.1 0.2 0.3\n00 0.1 0.2\n", "vectors", "line 3")]
-    for name, content, source, reason in bad_files:
-        path = tmp_path / f"{name}.txt"
-        path.write_bytes(content)
-        page.get_by_label("Name").fill(name)
+    # What the upload itself can tell is refused at once on the study page, storing nothing.
+    bomb = tmp_path / "vectors.bin.gz"
+    bomb.write_bytes(gzip_bomb())
+    header = tmp_path / "huge.vec"
+    header.write_bytes(b"2 4000000000\nterm 0.1 0.2\n")
+    noise = tmp_path / "noise.txt"
+    noise.write_bytes(np.random.default_rng(5).bytes(50_000))
+    for path, source, fmt, reason in (
+        (bomb, "vectors", "", "the file is compressed (gzip): unpack it"),
+        (header, "vectors", "fasttext", "the header '2 4000000000' gives a dimension"),
+        (noise, "vectors", "glove", "this is not a text vectors file: it holds binary data"),
+    ):
+        page.get_by_label("Name").fill(path.stem)
         page.get_by_label("File holds").select_option(source)
+        page.get_by_label("Vectors format").select_option(fmt)
         page.get_by_label("Scores or vectors file").set_input_files(str(path))
         page.get_by_role("button", name="Evaluate").click()
         expect(page.get_by_role("alert")).to_contain_text(reason)
-        expect(page.get_by_role("alert")).to_contain_text(f"{name}.txt")
-        if name == "nan":
-            shot(page, "evaluation-refused")
+        expect(page.get_by_role("alert")).to_contain_text(path.name)
+        if path is bomb:
+            shot(page, "evaluation-compressed-refused")
     big = tmp_path / "big.csv"
     big.write_bytes(scores_csv(study, 0.0))
     with override_settings(EVALUATION_MAX_UPLOAD_BYTES=1000):
@@ -60,9 +62,11 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
         path = tmp_path / f"{name}.csv"
         path.write_bytes(scores_csv(study, noise, seed=2))
         page.get_by_label("Name").fill(name)
+        page.get_by_label("File holds").select_option("scores")
         page.get_by_label("Scores or vectors file").set_input_files(str(path))
         page.get_by_role("button", name="Evaluate").click()
-        expect(page.get_by_role("status")).to_contain_text("is being evaluated")
+        expect(page.get_by_role("status")).to_contain_text("was uploaded")
+        page.goto(f"{live_server.url}/staff/gold/")
     # The page follows the worker: progress bars, then a reload with the figures.
     rows = page.locator("table.leaderboard tbody tr")
     expect(rows).to_have_count(2)
@@ -88,4 +92,77 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
         "close to the crowd",
         "far from the crowd",
     ]
+    context.close()
+
+
+def long_glove(path, study, fillers: int) -> None:
+    """A GloVe file of the study's words (vectors close to the gold's order) and ``fillers``
+    more lines, so that reading it takes a few seconds."""
+    words = set()
+    for a, b in Item.objects.filter(study=study).values_list("token_a__text", "token_b__text"):
+        words.update((a + " " + b).split())
+    rng = np.random.default_rng(9)
+    with open(path, "w", encoding="utf-8") as out:
+        for word in sorted(words):
+            out.write(word + " " + " ".join(f"{v:.4f}" for v in rng.standard_normal(8)) + "\n")
+        out.writelines(f"filler{k} 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8\n" for k in range(fillers))
+
+
+def test_an_upload_answers_at_once_and_its_page_follows_the_reading_then_shows_the_result(
+    live_server, browser, evaluations_worker, monkeypatch, tmp_path
+):
+    owner = staff_user()
+    study = finished_study(monkeypatch, created_by=owner, slug="flow")
+    context = logged_in(browser, live_server.url, owner)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/staff/flow/")
+
+    # A file whose content is bad: the upload answers at once, the job refuses it on its page.
+    bad = tmp_path / "nan.csv"
+    bad.write_bytes(BAD_FILES["a NaN score"])
+    page.get_by_label("Name").fill("nan")
+    page.get_by_label("Scores or vectors file").set_input_files(str(bad))
+    page.get_by_role("button", name="Evaluate").click()
+    refused = Evaluation.objects.get(name="nan")
+    expect(page).to_have_url(f"{live_server.url}/staff/flow/models/{refused.pk}/")
+    expect(page.get_by_role("status")).to_contain_text("“nan” was uploaded")
+    expect(page.get_by_role("alert")).to_contain_text(
+        "The file was refused; nothing was scored.", timeout=60_000
+    )
+    expect(page.get_by_role("alert")).to_contain_text("nan.csv, line 2")
+    shot(page, "evaluation-refused-on-its-page")
+    refused.refresh_from_db()
+    assert refused.status == "refused" and refused.item_scores is None
+
+    # A long file: the POST returns before the job has read it; the bar follows the reading.
+    glove = tmp_path / "glove.50k.txt"
+    long_glove(glove, study, fillers=2_500_000)
+    page.goto(f"{live_server.url}/staff/flow/")
+    page.get_by_label("Name").fill("long glove")
+    page.get_by_label("File holds").select_option("vectors")
+    page.get_by_label("Vectors format").select_option("glove")
+    page.get_by_label("Scores or vectors file").set_input_files(str(glove))
+    page.get_by_role("button", name="Evaluate").click()
+    evaluation = Evaluation.objects.get(name="long glove")
+    expect(page).to_have_url(f"{live_server.url}/staff/flow/models/{evaluation.pk}/")
+    expect(page.locator(".evaluation-progress .state")).to_contain_text(
+        re.compile(r"reading the file [1-9]"), timeout=60_000
+    )
+    evaluation.refresh_from_db()
+    assert evaluation.status == "running" and evaluation.item_scores is None
+    shot(page, "evaluation-reading-progress")
+    # The page reloads itself once the job has ended, with the figures.
+    expect(page.get_by_role("heading", name="Per area")).to_be_visible(timeout=240_000)
+    expect(page.locator("body")).to_contain_text("glove.50k.txt: word vectors (glove)")
+    shot(page, "evaluation-read-and-evaluated")
+    evaluation.refresh_from_db()
+    assert evaluation.status == "done" and not evaluation.upload
+
+    page.goto(f"{live_server.url}/staff/flow/")
+    rows = page.locator("table.leaderboard tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_contain_text("long glove")
+    expect(rows.nth(1)).to_contain_text("refused")
+    expect(rows.nth(1)).to_contain_text("nan.csv, line 2")
+    shot(page, "evaluation-leaderboard-with-a-refusal")
     context.close()

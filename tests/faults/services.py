@@ -224,6 +224,7 @@ class Stack:
         with open(self.worker_log, "wb") as log:
             self.worker = subprocess.Popen(
                 [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "-c", "1",
+                 "-Q", "closes,evaluations",
                  "--loglevel=INFO", "--without-gossip", "--without-mingle",
                  "--without-heartbeat", "-n", f"faults-{os.getpid()}-{self._n}@%h"],
                 cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,

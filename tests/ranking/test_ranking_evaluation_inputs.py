@@ -9,6 +9,7 @@ import pytest
 
 from ranking import InputFileError, load_word_vectors, read_gold, read_votes
 from ranking.files import (
+    PairScorer,
     ScoreTable,
     WordVectors,
     detect_gold_format,
@@ -143,7 +144,15 @@ def test_in_memory_per_item_scores_must_fit_the_gold(tmp_path: Path) -> None:
     gold = read_gold(write(tmp_path / "pairs.tsv", "a\tb\t1\nc\td\t2\n"))
     with pytest.raises(ValueError, match="one entry per gold item"):
         item_scores(np.array([1.0]), gold)
-    assert isinstance(ScoreTable(name="x"), ScoreTable)
+
+
+def test_an_empty_score_table_is_a_pair_scorer_that_scores_nothing(tmp_path: Path) -> None:
+    gold = read_gold(write(tmp_path / "pairs.tsv", "a\tb\t1\nc\td\t2\n"))
+    empty = ScoreTable(name="x")
+    assert isinstance(empty, PairScorer)  # a table without item ids scores pairs
+    assert np.isnan(item_scores(empty, gold)).all()
+    scores = item_scores(ScoreTable(name="z", by_pair={("a", "b"): 0.5}), gold)
+    assert scores[0] == 0.5 and np.isnan(scores[1])
 
 
 def vectors_text(header: bool) -> str:

@@ -55,6 +55,9 @@ class Command(BaseCommand):
 
             summary = running.run_evaluation(evaluation.pk, progress=progress)
         evaluation.refresh_from_db()
+        if evaluation.status == evaluation.Status.REFUSED:
+            evaluation.delete()  # a bad file leaves nothing behind
+            raise CommandError(evaluation.error)
         if evaluation.status != evaluation.Status.DONE:
             raise CommandError(summary)
         self.stdout.write(summary)

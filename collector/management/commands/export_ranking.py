@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from collector.management.commands._common import get_study, write_lines
 from collector.staff import exports
+from collector.studies import lifecycle
 
 
 class Command(BaseCommand):
@@ -28,6 +29,6 @@ class Command(BaseCommand):
         try:
             write = exports.ranking_jsonl if format == "jsonl" else exports.ranking_csv
             lines = write(study)
-        except exports.NotFinished as exc:
+        except lifecycle.NotFinished as exc:
             raise CommandError(str(exc)) from None
         write_lines(self, lines, out)
