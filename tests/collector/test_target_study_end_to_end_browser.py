@@ -1,8 +1,8 @@
 """A target study of real English words, end to end in Chromium: created from a file on the
 new-study form, opened, voted (a scripted crowd through the voting API, and a voter's clicks and
-keys on the voting page), watched on the study page, every ballot closed by the Celery worker,
-exported, and GloVe 6B 50d evaluated on the study page. With ``SCREENSHOT_DIR`` set, each page
-looked at is kept as a PNG.
+keys on the voting page), watched on the study page, every ballot closed by the Celery worker of
+the closes queue, exported, and GloVe 6B 50d evaluated on the study page (by the evaluations
+worker). With ``SCREENSHOT_DIR`` set, each page looked at is kept as a PNG.
 
 The crowd answers by GloVe's own similarity of each candidate to its target, with noise, so
 the model's scores must come back through the votes, the ranking and the evaluation.
@@ -155,7 +155,7 @@ def rows_of(text: str) -> list[dict[str, str]]:
 
 
 def test_a_target_study_of_real_words_runs_end_to_end(
-    live_server, browser, celery_worker, voting_unthrottled, tmp_path
+    live_server, browser, celery_worker, evaluations_worker, voting_unthrottled, tmp_path
 ):
     listing = target_list()
     (tmp_path / "targets.csv").write_text(listing)
