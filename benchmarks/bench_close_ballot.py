@@ -42,8 +42,9 @@ def setup_study(n_items: int, m: int, design: str) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from collector.models import Ballot, Comparison, Study, Vote, Voter
-    from collector.studies import bulk_sql, creating, importing, lifecycle
+    from benchmarks.simulated_ballots import answer_ballot
+    from collector.models import Study, Voter
+    from collector.studies import creating, importing, lifecycle
 
     call_command("migrate", verbosity=0)
     for study_id in Study.objects.filter(name="bench-close").values_list("id", flat=True):
@@ -64,35 +65,12 @@ def setup_study(n_items: int, m: int, design: str) -> int:
         for v in range(100)
     )
     voter_ids = np.array([v.pk for v in voters], dtype=np.int64)
-    comps = np.array(
-        Comparison.objects.filter(ballot=ballot).values_list(
-            "id", "item_left__index", "item_right__index", "item_left_id", "item_right_id"
-        ),
-        dtype=np.int64,
-    )
-    rng = np.random.default_rng(0)
-    # A crowd that mostly prefers the lower index (a real ranking to recover), 5% ties.
-    u = rng.random(len(comps))
-    better_left = comps[:, 1] < comps[:, 2]
-    choice = np.where(u < 0.05, "tie", np.where((u < 0.85) == better_left, "left", "right"))
     t0 = time.perf_counter()
-    bulk_sql.bulk_insert(
-        Vote,
-        {
-            "comparison_id": comps[:, 0],
-            "voter_id": voter_ids[np.arange(len(comps)) % 100],
-            "choice": choice,
-            "pair_low": comps[:, 3:5].min(axis=1),
-            "pair_high": comps[:, 3:5].max(axis=1),
-        },
-        {"ballot_id": ballot.pk},
-    )
-    Comparison.objects.filter(ballot=ballot).update(status=Comparison.Status.ANSWERED)
-    Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING)
+    answered = answer_ballot(ballot, voter_ids, np.random.default_rng(0))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(
-        f"setup: {n_items:,} items, {len(comps):,} answered comparisons "
+        f"setup: {n_items:,} items, {answered:,} answered comparisons "
         f"(create_study {t_create:.1f} s, votes stored in {time.perf_counter() - t0:.1f} s)",
         flush=True,
     )

@@ -33,9 +33,10 @@ def build(n_items: int) -> int:
     from django.db import connection
     from django.utils import timezone
 
+    from benchmarks.simulated_ballots import answer_ballot
     from collector import jobs
-    from collector.models import Ballot, Comparison, Study, Vote, Voter
-    from collector.studies import bulk_sql, creating, importing, lifecycle
+    from collector.models import Ballot, Study, Voter
+    from collector.studies import creating, importing, lifecycle
 
     for study_id in Study.objects.filter(name=NAME).values_list("id", flat=True):
         lifecycle.delete_study(study_id)
@@ -59,34 +60,23 @@ def build(n_items: int) -> int:
     for number in range(1, 8):
         ballot = Ballot.objects.get(study=study, number=number)
         t0 = time.perf_counter()
-        comps = np.array(
-            Comparison.objects.filter(ballot=ballot).values_list(
-                "id", "item_left__index", "item_right__index", "item_left_id", "item_right_id"
-            ),
-            dtype=np.int64,
-        ).reshape(-1, 5)
-        u = rng.random(len(comps))
-        better_left = comps[:, 1] < comps[:, 2]
-        choice = np.where(u < 0.05, "tie", np.where((u < 0.85) == better_left, "left", "right"))
-        offsets = np.sort(rng.uniform(0, 3 * 3600, len(comps))) + (number - 1) * 3 * 3600
-        created = np.array([start + timezone.timedelta(seconds=float(s)) for s in offsets])
-        bulk_sql.bulk_insert(
-            Vote,
-            {
-                "comparison_id": comps[:, 0],
-                "voter_id": voter_ids[rng.integers(0, 100, len(comps))],
-                "choice": choice,
-                "response_ms": rng.integers(1000, 10_000, len(comps)),
-                "created_at": created,
-                "pair_low": comps[:, 3:5].min(axis=1),
-                "pair_high": comps[:, 3:5].max(axis=1),
-            },
-            {"ballot_id": ballot.pk},
-        )
-        Comparison.objects.filter(ballot=ballot).update(status=Comparison.Status.ANSWERED)
-        Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING)
+        base = (number - 1) * 3 * 3600
+
+        def when(n: int, base: float = base) -> dict:
+            offsets = np.sort(rng.uniform(0, 3 * 3600, n)) + base
+            return {
+                "response_ms": rng.integers(1000, 10_000, n),
+                "created_at": np.array(
+                    [start + timezone.timedelta(seconds=float(s)) for s in offsets]
+                ),
+            }
+
+        n_votes = answer_ballot(
+            ballot, voter_ids, rng,
+            voter_of=lambda n: voter_ids[rng.integers(0, 100, n)], more_columns=when,
+        )  # fmt: skip
         result = lifecycle.close_ballot(ballot.pk)
-        print(f"ballot {number}: {len(comps):,} votes, {time.perf_counter() - t0:.1f} s: {result}")
+        print(f"ballot {number}: {n_votes:,} votes, {time.perf_counter() - t0:.1f} s: {result}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return study.pk

@@ -70,8 +70,9 @@ def vote(study_id: int, number: int) -> int:
     import numpy as np
     from django.db import connection
 
-    from collector.models import Ballot, Comparison, Vote, Voter
-    from collector.studies import bulk_sql, lifecycle
+    from benchmarks.simulated_ballots import answer_ballot
+    from collector.models import Ballot, Voter
+    from collector.studies import lifecycle
 
     ballot = Ballot.objects.get(study_id=study_id, number=number)
     lifecycle.open_ballot(ballot.pk)
@@ -83,30 +84,7 @@ def vote(study_id: int, number: int) -> int:
         )
         voters = [v.pk for v in made]
     voter_ids = np.array(voters, dtype=np.int64)
-    comps = np.array(
-        Comparison.objects.filter(ballot=ballot).values_list(
-            "id", "item_left__index", "item_right__index", "item_left_id", "item_right_id"
-        ),
-        dtype=np.int64,
-    )
-    rng = np.random.default_rng(number)
-    u = rng.random(len(comps))
-    better_left = comps[:, 1] < comps[:, 2]
-    choice = np.where(u < 0.05, "tie", np.where((u < 0.85) == better_left, "left", "right"))
-    # Each voter answers a pair once: voters rotate over the comparisons of a pair.
-    bulk_sql.bulk_insert(
-        Vote,
-        {
-            "comparison_id": comps[:, 0],
-            "voter_id": voter_ids[np.arange(len(comps)) % voter_ids.size],
-            "choice": choice,
-            "pair_low": comps[:, 3:5].min(axis=1),
-            "pair_high": comps[:, 3:5].max(axis=1),
-        },
-        {"ballot_id": ballot.pk},
-    )
-    Comparison.objects.filter(ballot=ballot).update(status=Comparison.Status.ANSWERED)
-    Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING)
+    answer_ballot(ballot, voter_ids, np.random.default_rng(number))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return ballot.pk
@@ -130,13 +108,13 @@ def evaluate_only(study_id: int, resamples: int) -> None:
 
     study = Study.objects.get(pk=study_id)
     rng = np.random.default_rng(0)
-    rows = Item.objects.filter(study=study).values_list("id", "index")
+    rows = Item.objects.filter(study=study).values_list("index", flat=True)
     path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-target-scores-{os.getpid()}.csv"
     # A model that knows the order a little: score = -index within the target + noise.
     with path.open("w") as out:
         out.write("item_id,score\n")
-        for item_id, index in rows:
-            out.write(f"{item_id},{-(index % 1000) + rng.normal(0, 300):.3f}\n")
+        for index in rows:  # the exports' item_id is the item's index
+            out.write(f"{index},{-(index % 1000) + rng.normal(0, 300):.3f}\n")
     start = time.perf_counter()
     with override_settings(EVALUATION_RESAMPLES_LARGE=resamples):
         evaluation = submitting.submit(study, f"bench-{os.getpid()}", path, "scores", enqueue=False)

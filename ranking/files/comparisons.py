@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validation import FloatArray, IntArray
 from .gold import GoldStandard
-from .lines import InputFileError, number_at, read_lines
+from .lines import InputFileError, integer_at, number_at, read_lines
 
 __all__ = ["COMPARISONS_HEADER", "BinaryComparisons", "read_comparisons"]
 
@@ -126,7 +126,7 @@ def read_comparisons(path: str | Path, gold: GoldStandard) -> BinaryComparisons:
         if not 0.0 <= r <= 1.0:
             raise InputFileError(path, f"r must lie in [0, 1], got {r!r}", number)
         if counted:
-            values = [_count_at(path, number, row[col[c]], c) for c in _COUNTS]
+            values = [integer_at(path, number, row[col[c]], c) for c in _COUNTS]
             total = sum(values)
             if total == 0 or abs((values[0] + values[2] / 2) / total - r) > 1e-9:
                 raise InputFileError(
@@ -142,13 +142,3 @@ def read_comparisons(path: str | Path, gold: GoldStandard) -> BinaryComparisons:
         np.asarray(shares, dtype=np.float64),
         np.asarray(counts, dtype=np.int64).reshape(-1, 3) if counted else None,
     )
-
-
-def _count_at(path: str | Path, line: int, text: str, what: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputFileError(path, f"{what} is not a whole number: {text!r}", line) from None
-    if value < 0:
-        raise InputFileError(path, f"{what} must not be negative, got {value}", line)
-    return value

@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import FloatArray, IntArray
-from .lines import InputFileError, is_number, number_at, read_lines, split_fields
+from .lines import InputFileError, integer_at, is_number, number_at, read_lines, split_fields
 
 __all__ = [
     "CANDIDATE_KINDS",
@@ -305,8 +305,8 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
             raise InputFileError(
                 path, f"expected {len(header)} columns as in the header, found {len(row)}", number
             )
-        ranks.append(_int_at(path, number, row[col["rank"]], "rank", 1))
-        ids.append(_int_at(path, number, row[col["item_id"]], "item_id", 0))
+        ranks.append(integer_at(path, number, row[col["rank"]], "rank", 1))
+        ids.append(integer_at(path, number, row[col["item_id"]], "item_id"))
         tokens_a.append(row[col["token_a"]])
         tokens_b.append(row[col["token_b"]])
         if "area" in col:
@@ -316,7 +316,7 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
             scores.append(number_at(path, number, text, "score") if text else np.nan)
         if "last_ballot" in col:
             text = row[col["last_ballot"]].strip()
-            last.append(_int_at(path, number, text, "last_ballot", 1) if text else 1)
+            last.append(integer_at(path, number, text, "last_ballot", 1) if text else 1)
         if target_study:
             targets.append(row[col["target"]])
             kinds.append(_kind_at(path, number, row[col["kind"]]) if "kind" in col else "")
@@ -384,16 +384,6 @@ def _json_cell(value: object) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value)
-
-
-def _int_at(path: str | Path, line: int, text: str, what: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputFileError(path, f"{what} is not an integer: {text!r}", line) from None
-    if value < minimum:
-        raise InputFileError(path, f"{what} must be at least {minimum}, got {value}", line)
-    return value
 
 
 def _check_distinct(path: str | Path, values: Sequence[float], lines: list[int], what: str) -> None:

@@ -17,6 +17,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "InputFileError",
     "compression_of",
+    "integer_at",
     "is_number",
     "iter_lines",
     "number_at",
@@ -154,6 +155,18 @@ def number_at(path: str | Path, line: int, text: str, what: str) -> float:
         raise InputFileError(path, f"{what} is not a number: {text!r}", line) from None
     if not math.isfinite(value):
         raise InputFileError(path, f"{what} must be a finite number, got {text!r}", line)
+    return value
+
+
+def integer_at(path: str | Path, line: int, text: str, what: str, minimum: int = 0) -> int:
+    """``text`` as an int of at least ``minimum``, else an :class:`InputFileError` naming
+    ``what`` and the line."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputFileError(path, f"{what} is not a whole number: {text!r}", line) from None
+    if value < minimum:
+        raise InputFileError(path, f"{what} must be at least {minimum}, got {value}", line)
     return value
 
 

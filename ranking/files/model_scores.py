@@ -20,7 +20,15 @@ import numpy.typing as npt
 
 from .._validation import FloatArray
 from .gold import GoldStandard
-from .lines import InputFileError, Progress, is_number, iter_lines, number_at, split_fields
+from .lines import (
+    InputFileError,
+    Progress,
+    integer_at,
+    is_number,
+    iter_lines,
+    number_at,
+    split_fields,
+)
 
 __all__ = ["PairScorer", "ScoreTable", "item_scores", "pair_scorer_for", "read_model_scores"]
 
@@ -173,7 +181,7 @@ def read_model_scores(
         scored = True
         key: object
         if by_items:
-            key = _item_id(path, number, fields[columns["item_id"]])
+            key = integer_at(path, number, fields[columns["item_id"]], "item_id")
             target: dict = by_item
             wanted: set | None = wanted_items
         else:
@@ -199,13 +207,3 @@ def _fields(text: str, delimiter: str | None) -> list[str]:
     if delimiter == ",":
         return [f.strip() for f in next(csv.reader([text]))]
     return split_fields(text, delimiter)
-
-
-def _item_id(path: str | Path, line: int, text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputFileError(path, f"item_id is not an integer: {text!r}", line) from None
-    if value < 0:
-        raise InputFileError(path, f"item_id must be >= 0, got {value}", line)
-    return value

@@ -129,7 +129,7 @@ def test_model_scores_by_item_id_use_the_golds_ids(tmp_path: Path) -> None:
         ("a,b,0.1\nc,d\n", 2, "expected 3 columns"),
         ("a,b,0.1\nc,d,nan\n", 2, "finite"),
         ("a,b,0.1\nb,a,0.2\n", 2, "scored 0.1 on line 1"),
-        ("item_id,score\nx,0.2\n", 2, "item_id is not an integer"),
+        ("item_id,score\nx,0.2\n", 2, "item_id is not a whole number"),
     ],
 )
 def test_a_bad_scores_file_names_its_line(

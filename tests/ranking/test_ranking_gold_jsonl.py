@@ -53,7 +53,7 @@ def test_a_json_lines_ranking_is_read_with_its_tokens_exact(tmp_path):
         (
             ['{"rank": 1, "item_id": 0, "token_a": "a", "token_b": "b"}',
              '{"rank": "two", "item_id": 1, "token_a": "c", "token_b": "d"}'],
-            "line 2: rank is not an integer",
+            "line 2: rank is not a whole number",
         ),
         (['{"rank": 1, "item_id": 0, "token_a": "a"}'], "line 1: the ranking header lacks"),
     ],
