@@ -139,8 +139,8 @@ def _setting_arguments(sub: argparse.ArgumentParser) -> None:
         "--targets",
         type=int,
         default=None,
-        help="a target study of this many targets (each its own draw of --dist); "
-        "metrics are the mean over targets",
+        help="a target study of this many targets (--dist's values per target; embedding and "
+        "csv: a sample each); metrics are the mean over targets",
     )
     sub.add_argument("--candidates", type=int, default=None, help="candidates per target")
     seen: set[str] = set()
@@ -251,11 +251,6 @@ def _simulate(
             crowd=crowd,
             groups=groups,
         )
-    summary = SimulationSummary(
-        dict(zip(labels, summary.values.values(), strict=True)),
-        dict(zip(labels, summary.comparisons.values(), strict=True)),
-        summary.seconds,
-    )
     settings = {
         "variant": args.variant,
         "estimator": args.estimator,

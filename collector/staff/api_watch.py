@@ -29,6 +29,7 @@ from collector.models import Voter
 from collector.staff import crowd, live, study_figures, study_page, voters
 from collector.staff.api import ERRORS, Conflict, _StudyView
 from collector.studies import attention_checks, importing
+from collector.studies.designs import study_design, study_groups
 from collector.voting import store
 
 
@@ -192,6 +193,7 @@ class CrowdView(_StudyView):
         if request.query_params.get("predict") in ("1", "true", "yes"):
             body["prediction"] = crowd.predict(
                 fitted, study.items.count(), study.m, study.alpha, study.n_ballots, study.seed,
-                design=study.design, estimator=study.estimator,
+                design=study_design(study), estimator=study.estimator,
+                groups=study_groups(study),
             )  # fmt: skip
         return Response(body)

@@ -27,8 +27,8 @@ from collector.access import download, get_study, staff_required, visible_studie
 from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
 from collector.studies import bulk_sql
-from collector.studies.designs import Purpose, driver, study_groups, study_rng
-from ranking.designs import DEFAULT_DESIGN, DESIGNS
+from collector.studies.designs import Purpose, driver, study_design, study_groups, study_rng
+from ranking.designs import DEFAULT_DESIGN, DESIGNS, PAPER_DESIGN, Design, get_design
 from ranking.simulation import smallest_m
 
 MAX_VOTES = 50_000  # votes a fit reads at most (a seeded sample beyond)
@@ -90,23 +90,18 @@ def predict(
     n_ballots: int,
     seed: int = 0,
     *,
-    design: str = DEFAULT_DESIGN,
+    design: Design | None = None,
     estimator: str = "rescaled_borda",
     target: float | None = None,
-    targets: bool = False,
+    groups: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """What a planned study reaches with ``crowd`` (a :func:`fitted_crowd`): every registered
-    design with the same budget under ``estimator``, the chosen ``design`` first, and the cost
-    side: the smallest ``M`` (up to twice the planned one) with which each design reaches
-    ``target`` rho_w (default: what the paper's adaptive design reaches at the planned ``M``).
-    ``{"refused": reason}`` for a study too large to simulate here, or for a target study
-    (``targets``: each target is simulated on its own by the command line's simulator)."""
-    if targets:
-        return {
-            "refused": "A target study is predicted per target on the command line: download "
-            "the crowd file and run python -m ranking.simulate run --crowd crowd.json --dist "
-            "exponential --targets T --candidates C (with this plan's n_b, alpha and M)"
-        }
+    design with the same budget under ``estimator``, the chosen ``design`` (with its options)
+    first, and the cost side: the smallest ``M`` (up to twice the planned one) with which each
+    design reaches ``target`` rho_w (default: what the paper's adaptive design reaches at the
+    planned ``M``, whose own cost is then the planned ``M``). ``groups``: a target study's
+    target of every item. ``{"refused": reason}`` for a study too large or a plan the simulator
+    cannot run."""
     if n_items > PREDICTION_MAX_ITEMS:
         return {
             "refused": f"{n_items:,} items: too many to simulate here (at most "
@@ -114,34 +109,40 @@ def predict(
             "python -m ranking.simulate compare --crowd crowd.json"
         }
     model = ranking.CrowdModel.from_dict(crowd["model"])
-    names = [design, *(name for name in DESIGNS if name != design)]
+    chosen = design or get_design(DEFAULT_DESIGN)
+    designs = [chosen, *(get_design(name) for name in DESIGNS if name != chosen.name)]
     common: dict[str, Any] = {
-        "alpha": alpha, "n_ballots": n_ballots, "n_voters": PREDICTION_VOTERS, "seed": seed
+        "alpha": alpha, "n_ballots": n_ballots, "n_voters": PREDICTION_VOTERS, "seed": seed,
+        "estimator": cast(ranking.protocol.Estimator, estimator), "groups": groups,
+        "sims": PREDICTION_SIMS,
     }  # fmt: skip
-    prediction = ranking.predict_study(
-        model, n_items, m=m, estimators=estimator, designs=names, sims=PREDICTION_SIMS, **common
-    ).as_dict()
+    try:
+        prediction = ranking.predict_study(
+            model, n_items, m=m, designs=designs,
+            **{k: v for k, v in common.items() if k != "estimator"}, estimators=estimator,
+        ).as_dict()  # fmt: skip
+    except ValueError as exc:
+        return {"refused": f"this plan cannot be simulated: {exc}"}
+    by_name = {row["design"]: row for row in prediction["rows"]}
     for row in prediction["rows"]:
         row["comparisons"] = prediction["comparisons"][row["design"]]
-        row["chosen"] = row["design"] == design
-    goal = (
-        target
-        if target is not None
-        else prediction["rows"][names.index(DEFAULT_DESIGN)]["rho_w"][0]
-    )
+        row["chosen"] = row["design"] == chosen.name
+    paper = by_name[PAPER_DESIGN]["rho_w"][0]
+    goal = paper if target is None else target
     cost = []
-    for name in names:
-        found, reached = smallest_m(
-            model, n_items, goal, design=name, m_max=2 * m,
-            estimator=cast(ranking.protocol.Estimator, estimator),
-            sims=PREDICTION_SIMS, **common,
-        )  # fmt: skip
+    for each in designs:
+        found: int | None
+        if target is None and each.name == PAPER_DESIGN:
+            found, reached = m, paper  # the reference reaches itself at the planned M
+        else:
+            found, reached = smallest_m(model, n_items, goal, design=each, m_max=2 * m, **common)
         comparisons = None
         if found is not None:
-            probe = Study(n_ballots=n_ballots, alpha=alpha, m=found, design=name, seed=seed)
-            comparisons = driver(probe, n_items).total_comparisons
-        cost.append({"design": name, "m": found, "rho_w": reached, "comparisons": comparisons})
-    return {**prediction, "target": goal, "m_max": 2 * m, "cost": cost}
+            probe = Study(n_ballots=n_ballots, alpha=alpha, m=found, seed=seed)
+            comparisons = driver(probe, n_items, design=each, groups=groups).total_comparisons
+        cost.append({"design": each.name, "m": found, "rho_w": reached, "comparisons": comparisons})
+    return {**prediction, "target": goal, "asked": target is not None, "m_max": 2 * m,
+            "cost": cost}  # fmt: skip
 
 
 def crowd_choices(user: Any) -> list[tuple[str, str]]:
@@ -174,7 +175,7 @@ def _context(study: Study, predict_own: bool) -> dict[str, Any]:
     if predict_own:
         context["prediction"] = predict(
             crowd, study.items.count(), study.m, study.alpha, study.n_ballots, seed=study.seed,
-            design=study.design, estimator=study.estimator,
+            design=study_design(study), estimator=study.estimator, groups=study_groups(study),
         )  # fmt: skip
     return context
 

@@ -138,6 +138,16 @@ class StudyForm(StudyTextsFields):
     # The study this one duplicates (the form was filled from it): its attention checks come too.
     duplicate_of = forms.CharField(required=False, widget=forms.HiddenInput)
 
+    target_rho_w = forms.FloatField(
+        label="rho_w to reach",
+        required=False,
+        min_value=-1.0,
+        max_value=1.0,
+        help_text="With a crowd: the preview finds the fewest comparisons per item with which "
+        "each design reaches this rho_w (blank: what the paper's adaptive design reaches with "
+        "these parameters).",
+    )
+
     def __init__(self, *args: Any, crowds: Sequence[tuple[str, str]] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields["crowd_of"]
@@ -174,7 +184,7 @@ class StudyForm(StudyTextsFields):
             "Parameters",
             "These shape the ballots and cannot be changed once the study is created; "
             "Preview the plan to see what they give.",
-            ("n_ballots", "alpha", "m", "design", "estimator", "seed", "crowd_of"),
+            ("n_ballots", "alpha", "m", "design", "estimator", "seed", "crowd_of", "target_rho_w"),
         ),
         (
             "Voting rules",

@@ -118,7 +118,7 @@ def rescaling(study: Study) -> list[StudyFigure]:
             continue
         x = np.array([now[i] for i in ids])
         prev = np.array([before[i] for i in ids])
-        b = ranking.protocol.rescale_slope(x, prev)
+        b, per_target = _slopes(study, ids, x, prev)
         title = f"Ballot {ballot.number}: x^({ballot.number}) against ybar^({ballot.number - 1})"
         fig, ax = _figure(title, (5.0, 4.4))
         # Thousands of points: drawn as one embedded image, or the SVG would weigh megabytes.
@@ -130,7 +130,7 @@ def rescaling(study: Study) -> list[StudyFigure]:
             1 - b * (1 - line),
             color="#b42318",
             lw=1.2,
-            label=f"1 - ybar = b (1 - x), b = {b:.3f}",
+            label=f"1 - ybar = b (1 - x), b = {b:.3f}" + (" (median)" if per_target else ""),
         )
         ax.set_xlabel(f"Borda score x in ballot {ballot.number}")
         ax.set_ylabel(f"running mean ybar after ballot {ballot.number - 1}")
@@ -138,10 +138,25 @@ def rescaling(study: Study) -> list[StudyFigure]:
         text = (
             f"Scatter of the {len(ids)} items of ballot {ballot.number}: their Borda score in "
             f"this ballot against their running mean after the previous one, with the fitted "
-            f"rescaling line of slope b = {b:.3f} (Eq. 6)."
-        )
+            f"rescaling line of slope b = {b:.3f} (Eq. 6)"
+            + (f"; each target's own b, as the close fitted it, runs from {per_target[0]:.3f} "
+               f"to {per_target[1]:.3f}, the line shows their median." if per_target else ".")
+        )  # fmt: skip
         figures.append(StudyFigure(f"rescaling-{ballot.number}", title, text, fig))
     return figures
+
+
+def _slopes(
+    study: Study, ids: list[int], x: np.ndarray, prev: np.ndarray
+) -> tuple[float, tuple[float, float] | None]:
+    """The slope b of Eq. 6 over these items; a target study's close fits one per target:
+    then their median and their range."""
+    if not study.targets:
+        return ranking.protocol.rescale_slope(x, prev), None
+    target = dict(Item.objects.filter(id__in=ids).values_list("id", "area__position"))
+    _, groups = np.unique([target[i] for i in ids], return_inverse=True)
+    slopes = ranking.protocol.group_slopes(x, prev, groups, int(groups.max()) + 1)
+    return float(np.median(slopes)), (float(slopes.min()), float(slopes.max()))
 
 
 def _final_top(study: Study, count: int) -> list[tuple[int, int, str]]:

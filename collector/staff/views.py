@@ -29,6 +29,7 @@ from collector.staff import (
 )
 from collector.staff.forms import StudyForm
 from collector.studies import copying, creating, lifecycle
+from ranking.designs import get_design
 
 
 @staff_required
@@ -74,7 +75,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
             d = form.cleaned_data
             context["prediction"] = crowd.predict(
                 fitted, form.preview["n_items"], d["m"], d["alpha"], d["n_ballots"], d["seed"],
-                design=d["design"], estimator=d["estimator"], targets=form.targets,
+                design=get_design(d["design"], form.design_options()), estimator=d["estimator"],
+                target=d.get("target_rho_w"), groups=form.preview.get("groups"),
             )  # fmt: skip
     return render(request, "staff/study_form.html", context)
 

@@ -29,7 +29,7 @@ from collector.studies import bulk_sql, importing, questions
 from collector.studies.designs import Purpose, design_error, driver, study_groups, study_rng
 from ranking.ballots import BallotDriver
 from ranking.designs import advise_design
-from ranking.protocol import StudyPlan, plan_study
+from ranking.protocol import StudyPlan, alpha_lower_bound, plan_study
 
 log = logging.getLogger(__name__)
 
@@ -153,10 +153,12 @@ def plan(
     design_options: dict[str, Any] | None = None,
     *,
     groups: np.ndarray | None = None,
+    seed: int = 0,
 ) -> Plan:
     """Validate the parameters and return the plan (driver, budget and warnings).
 
-    ``groups``: a target study's target of every item (each target is planned on its own).
+    ``groups``: a target study's target of every item (each target is planned on its own);
+    ``seed``: the study's, for the driver's streams.
     """
     errors = list(parameter_errors(n_ballots, alpha, m, design, design_options).values())
     if n_items < 2:
@@ -165,7 +167,7 @@ def plan(
         raise LifecycleError("; ".join(errors))
     probe = Study(
         n_ballots=n_ballots, alpha=alpha, m=m, design=design,
-        design_options=design_options or {}, seed=0,
+        design_options=design_options or {}, seed=seed,
     )  # fmt: skip
     try:
         ballots = driver(probe, n_items, groups=groups)
@@ -193,8 +195,7 @@ def target_warnings(sizes: np.ndarray, largest: StudyPlan) -> list[str]:
     nb, alpha = largest.n_ballots, largest.alpha
     warnings = [f"Targets of {largest.n_items} candidates: {w}" for w in largest.warnings]
     if nb >= 2:
-        lower = (2 / sizes) ** (1 / (nb - 1))
-        small = sizes[alpha < lower]
+        small = sizes[alpha < alpha_lower_bound(sizes, nb)]
         if small.size:
             warnings.append(
                 f"{small.size} target{'s' if small.size > 1 else ''} (from {small.min()} to "
@@ -253,6 +254,7 @@ def preview_study(
     planned = plan(n_items, n_ballots, alpha, m, design, design_options, groups=groups)
     preview: dict[str, Any] = {
         "targets": targets,
+        "groups": groups,
         "n_items": n_items,
         "n_areas": len(areas),
         "areas": [(a.name, len(a.tokens), len(a.pairs)) for a in areas],
@@ -344,10 +346,17 @@ def create_study(
         )
     n_items = importing.count_items(areas)
     groups = area_groups(areas) if study.targets else None
-    plan(n_items, n_ballots, alpha, m, design, design_options, groups=groups)
-    ballots = driver(study, n_items, groups=groups)
+    planned = plan(
+        n_items, n_ballots, alpha, m, design, design_options, groups=groups, seed=study.seed
+    )
+    ballots = planned.driver
+    # Every option stored resolved: a default changed later never changes a running study.
+    study.design_options = ballots.design.options
     members = np.arange(n_items, dtype=np.int64)
-    pairs = ballots.pairs(1, members, np.full(n_items, np.nan))
+    try:
+        pairs = ballots.pairs(1, members, np.full(n_items, np.nan))
+    except ValueError as exc:  # a design refusing this pool
+        raise LifecycleError(f"the {design} design cannot pair these items: {exc}") from None
     with transaction.atomic():
         study.slug = _unique_slug(name)
         study.save()

@@ -221,6 +221,16 @@ class BallotDriver(BallotScoring):
             for size in self.group_sizes
         ]
         length = len(per_group[0])
+        for g, plan in enumerate(per_group):
+            sizes = [size for size, _ in plan]
+            if len(plan) != length or any(
+                not 2 <= after <= before for before, after in zip(sizes, sizes[1:], strict=False)
+            ):
+                raise ValueError(
+                    f"design {design.name!r} gives group {g} the ballots {sizes}: every group "
+                    f"needs {length} ballots of at least two items, none larger than the one before"
+                )
+        self.requested_ballots = n_ballots
         self.schedule = [
             BallotPlan(
                 number=k + 1,
@@ -276,10 +286,14 @@ class BallotDriver(BallotScoring):
         pairs: npt.ArrayLike,
         first_score: npt.ArrayLike,
     ) -> Closed:
-        """Close ballot ``number``: its scores, who goes on, and the next ballot's pairs."""
+        """Close ballot ``number``: its scores, who goes on, and the next ballot's pairs.
+
+        The outcome does not depend on the order of ``members`` (they are sorted first, as
+        :meth:`pairs` does), so the web application and the simulator select alike.
+        """
         if number != state.ballots_closed + 1:
             raise ValueError(f"ballot {number} cannot close after {state.ballots_closed} closed")
-        ids = np.asarray(members, dtype=np.int64)
+        ids = np.sort(np.asarray(members, dtype=np.int64))
         gen = self.rng(number, Purpose.CLOSE)
         new_state, outcome = self.score(state, ids, pairs, first_score, gen)
         if number >= self.n_ballots:
@@ -294,8 +308,13 @@ class BallotDriver(BallotScoring):
         return Closed(new_state, outcome, survivors, next_pairs)
 
     def final_ranks(self, score: npt.ArrayLike) -> IntArray:
-        """Ranks of every item by its final score (1 = best; ties at random, NaN last)."""
-        return ranks_from_scores(score, self.rng(self.n_ballots + 1, Purpose.FINAL_RANKS))
+        """Ranks of every item by its final score (1 = best; ties at random, NaN last).
+
+        The stream is that of ballot ``n_b + 1`` of the ballots asked for (a one-ballot design
+        too), as the web application has always drawn it.
+        """
+        stream_of = self.rng(self.requested_ballots + 1, Purpose.FINAL_RANKS)
+        return ranks_from_scores(score, stream_of)
 
     def run(
         self, answer: Callable[[int, IntArray], FloatArray]

@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_DESIGN",
     "DESIGNS",
     "PAPER_DESIGN",
+    "RESERVED_OPTIONS",
     "Adaptive",
     "AdaptiveSchedule",
     "Advice",
@@ -53,16 +54,29 @@ PAPER_DESIGN = "adaptive"  # the paper's design: the reference every other desig
 DEFAULT_DESIGN = PAPER_DESIGN
 
 
+# A design's options become command-line flags and form fields beside the study's own
+# parameters: they may not take one of these names.
+RESERVED_OPTIONS = frozenset(
+    {"alpha", "ballots", "candidates", "crowd", "design", "designs", "dist", "estimator", "items",
+     "jobs", "json", "m", "n_ballots", "name", "seed", "sims", "targets", "tokens", "variant",
+     "voters"}
+)  # fmt: skip
+
+
 def register_design(design: type[Design]) -> type[Design]:
     """Add a design under its ``name`` (usable as a class decorator); returns it.
 
-    Raises ValueError when the name is taken by another class or is not a short identifier.
+    Raises ValueError when the name is taken by another class or is not a short identifier, or
+    when an option takes a reserved name (:data:`RESERVED_OPTIONS`).
     """
     if not (isinstance(design, type) and issubclass(design, Design)):
         raise ValueError(f"a design must be a Design subclass, got {design!r}")
     name = getattr(design, "name", "")
     if not (isinstance(name, str) and name.isidentifier() and name.islower() and len(name) <= 16):
         raise ValueError(f"a design's name must be a lower-case identifier of <= 16, got {name!r}")
+    clashing = sorted({p.name for p in design.parameters} & RESERVED_OPTIONS)
+    if clashing:
+        raise ValueError(f"design {name!r}: an option may not be named {clashing[0]!r}")
     if DESIGNS.get(name, design) is not design:
         raise ValueError(f"a design named {name!r} is registered already")
     DESIGNS[name] = design

@@ -24,9 +24,10 @@ def cap_repeats(pairs: IntArray, cap: int) -> tuple[IntArray, int]:
     """Pairs with no self-comparison and no unordered pair more than ``cap`` times.
 
     One deterministic pass in order: a comparison ``r = (a, b)`` that is a self-pair, or whose
-    unordered pair has already appeared more than ``cap`` times, gives its second slot ``b`` to
-    the nearest comparison ``r - 1, r + 1, r - 2, r + 2, ...`` whose first or second slot it
-    takes in exchange, the first swap that makes no self-pair and breaks no cap. Swaps keep
+    unordered pair the ballot holds more than ``cap`` times (counting every occurrence still in
+    place, so the earliest occurrences move first), gives its second slot ``b`` to the nearest
+    comparison ``r - 1, r + 1, r - 2, r + 2, ...`` whose first or second slot it takes in
+    exchange, the first swap that makes no self-pair and breaks no cap. Swaps keep
     every item's number of appearances. When a pass cannot repair a comparison, the cap is raised
     by one and the pass starts again from the original pairs.
 

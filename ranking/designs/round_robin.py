@@ -14,8 +14,9 @@ __all__ = ["RoundRobin", "round_robin_pairs"]
 class RoundRobin(OneBallotSchedule, Design):
     """One ballot of whole round-robin rounds, with the adaptive plan's budget.
 
-    Every distinct pair appears ``q`` or ``q + 1`` times: the rounds of the circle method
-    (Berger tables) are played in order, so a pair comes back only once every pair has come.
+    Every item appears ``M_unif`` times and every distinct pair ``q`` or ``q + 1`` times: whole
+    rounds (the circle method's matchings, or Walecki's cycles for an odd pool) are played in
+    order, so a pair comes back only once every pair has come.
     For pools under about 15 items this beats the adaptive schedule on rho_w and Spearman's rho
     (docs/science.md, "Designs").
     """
@@ -35,13 +36,14 @@ class RoundRobin(OneBallotSchedule, Design):
 
 
 def round_robin_pairs(items: IntArray, m: int, rng: np.random.Generator) -> IntArray:
-    """``m`` rounds of the circle method over a random order of ``items``.
+    """Whole rounds of a round robin over a random order of ``items``, ``m`` per item.
 
-    With an even number of items every round pairs every item once, so each item appears
-    exactly ``m`` times and each distinct pair ``floor(m / (n - 1))`` or one more time. With an
-    odd number one item sits out each round (a bye) and rounds are played until
-    ``ceil(n * m / 2)`` comparisons are made (footnote 6's budget): every item then appears
-    ``m`` times give or take one, and every pair ``q`` or ``q + 1`` times.
+    Every item appears exactly ``m`` times (one item ``m + 1`` when ``m * len(items)`` is odd,
+    footnote 6) and every distinct pair ``floor`` or ``ceil`` of its share: a pair comes back only
+    once every pair has come. With an even number ``n`` of items the rounds are the circle
+    method's perfect matchings (``n - 1`` of them make every pair once); with an odd number they
+    are Walecki's Hamiltonian cycles (``(n - 1) / 2`` make every pair once), each giving every
+    item two appearances, and an odd ``m`` ends with alternate edges of the next cycle.
 
     Parameters
     ----------
@@ -70,24 +72,33 @@ def round_robin_pairs(items: IntArray, m: int, rng: np.random.Generator) -> IntA
     per_item = check_int(m, "m", minimum=1)
     gen = check_generator(rng)
     order = ids[gen.permutation(n)]  # who sits where
-    seats = n + n % 2  # a bye seat when n is odd
-    wanted = -(-n * per_item // 2)
-    rows: list[IntArray] = []
-    made = 0
-    r = 0
-    while made < wanted:
-        positions = _circle_round(seats, r % (seats - 1))
-        real = positions[(positions < n).all(axis=1)]
-        take = real[: wanted - made]
-        rows.append(take)
-        made += take.shape[0]
-        r += 1
+    if n % 2 == 0:
+        rows = [_circle_round(n, r % (n - 1)) for r in range(per_item)]
+    else:
+        cycles = (n - 1) // 2
+        rows = [_walecki_cycle(n, c % cycles) for c in range(per_item // 2)]
+        if per_item % 2:
+            edges = _walecki_cycle(n, (per_item // 2) % cycles)
+            # Alternate edges cover every item but the cycle's last; it meets its successor.
+            rows += [edges[0 : n - 1 : 2], edges[n - 1 : n]]
     return placed(np.concatenate(rows), order, gen)
 
 
 def _circle_round(seats: int, r: int) -> IntArray:
-    """Round ``r`` of the circle method: seat ``seats - 1`` stays, the others rotate."""
+    """Round ``r`` of the circle method (``seats`` even): seat ``seats - 1`` stays, the others
+    rotate; a perfect matching."""
     others = (np.arange(seats - 1) + r) % (seats - 1)
     ring = np.append(others, seats - 1)
     half = seats // 2
     return np.column_stack([ring[:half], ring[::-1][:half]]).astype(np.int64)
+
+
+def _walecki_cycle(n: int, c: int) -> IntArray:
+    """Cycle ``c`` of Walecki's decomposition of the complete graph on ``n`` (odd) points into
+    ``(n - 1) / 2`` Hamiltonian cycles: point ``n - 1`` is the hub, the others a circle."""
+    circle = n - 1
+    half = circle // 2
+    steps = [0] + [s for j in range(1, half) for s in (j, -j)] + [half]
+    path = [(c + step) % circle for step in steps]
+    walk = np.array([circle, *path, circle], dtype=np.int64)
+    return np.column_stack([walk[:-1], walk[1:]])

@@ -11,6 +11,7 @@ from .bradley_terry import (
 )
 from .budget import (
     StudyPlan,
+    alpha_lower_bound,
     ballot_comparisons,
     ballot_sizes,
     comparisons_per_ballot,
@@ -39,6 +40,7 @@ from .scores import (
 )
 
 __all__ = [
+    "alpha_lower_bound",
     "DEFAULT_BT_ALPHA",
     "ESTIMATORS",
     "ballot_comparisons",

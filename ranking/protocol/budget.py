@@ -6,10 +6,14 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from .._validation import check_alpha, check_int
 
 __all__ = [
     "StudyPlan",
+    "alpha_lower_bound",
     "ballot_comparisons",
     "ballot_sizes",
     "comparisons_per_ballot",
@@ -72,6 +76,13 @@ def ballot_sizes(
             )
         sizes.append(size)
     return sizes
+
+
+def alpha_lower_bound(n_items: npt.ArrayLike, n_ballots: int) -> npt.NDArray[np.float64]:
+    """Section 2.7's lower bound on alpha, ``(2 / N_items)^(1 / (n_b - 1))``: below it the
+    last ballot would hold fewer than about two items (``n_b >= 2``; one bound per size given).
+    """
+    return np.power(2.0 / np.asarray(n_items, dtype=np.float64), 1.0 / (n_ballots - 1))
 
 
 def ballot_comparisons(n_items: int, m: int) -> int:
@@ -260,7 +271,7 @@ def _broken_bounds(n: int, nb: int, alpha: float, m: int, total: int) -> list[st
                 f"alpha = {alpha:g} is above 0.1^(1/(n_b-1)) = {upper:.3f}: more than 10% of the "
                 f"items survive to the last ballot, so the votes are not focused on the top."
             )
-        lower = (2 / n) ** (1 / (nb - 1))
+        lower = alpha_lower_bound(n, nb)
         if alpha < lower:
             warnings.append(
                 f"alpha = {alpha:g} is below (2/N_items)^(1/(n_b-1)) = {lower:.3f}: the last "

@@ -94,15 +94,11 @@ def rescale_slope(x: npt.ArrayLike, ybar_prev: npt.ArrayLike) -> float:
     """Slope ``b`` of the rescaling of Eq. 6 over the items where both inputs are finite.
 
     ``b = sum_j (1 - x_j)(1 - ybar_j) / sum_j (1 - x_j)^2``. When no item qualifies, or every
-    qualifying item has ``x_j = 1``, the slope is 1 (no rescaling).
+    qualifying item has ``x_j = 1``, the slope is 1 (no rescaling). :func:`group_slopes` with
+    one group.
     """
-    x_arr, prev = _paired_floats(x, ybar_prev)
-    use = np.isfinite(x_arr) & np.isfinite(prev)
-    lose = 1.0 - x_arr[use]
-    denominator = float(np.dot(lose, lose))
-    if denominator == 0.0:
-        return 1.0
-    return float(np.dot(lose, 1.0 - prev[use])) / denominator
+    x_arr, _ = _paired_floats(x, ybar_prev)
+    return float(group_slopes(x_arr, ybar_prev, np.zeros(x_arr.size, dtype=np.int64), 1)[0])
 
 
 def group_slopes(

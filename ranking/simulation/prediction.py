@@ -14,15 +14,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import numpy.typing as npt
 
 from .._validation import FloatArray, check_int, check_similarities
 from ..crowd.model import CrowdModel
-from ..designs import DESIGNS
+from ..designs import DESIGNS, Design, get_design
 from ..protocol.closing import ESTIMATORS, Estimator
 from .studies import Variant, run_simulations, variant_similarity
 
 __all__ = ["Prediction", "predict_study", "prediction_similarities", "smallest_m"]
+
+# Distributions that give any number of items (embedding and csv:PATH fix their own count).
+ITEM_COUNT_DISTRIBUTIONS = ("exponential", "power_law")
 
 
 @dataclass(frozen=True)
@@ -96,11 +100,12 @@ def predict_study(
     n_ballots: int = 7,
     n_voters: int | None = None,
     estimators: str | Sequence[str] = ESTIMATORS,
-    designs: Sequence[str] | None = None,
+    designs: Sequence[str | Design] | None = None,
     distribution: str | npt.ArrayLike = "profile",
     sims: int = 20,
     seed: int = 0,
     jobs: int = 1,
+    groups: npt.ArrayLike | None = None,
 ) -> Prediction:
     """Predict a planned study's rank metrics from a fitted crowd (Sections 4.1-4.2).
 
@@ -121,10 +126,14 @@ def predict_study(
         Voters of the planned study; default the crowd's fitted voter count (100 if none).
     estimators : str or sequence of str, optional
         ``"rescaled_borda"``, ``"bradley_terry"`` or both (default).
-    designs : sequence of str, optional
-        Registered design names (default: every registered design).
+    designs : sequence of str or Design, optional
+        Registered design names or designs with their options (default: every registered
+        design); a row's ``design`` is the design's name.
     distribution : str or array_like, optional
         Relatedness of the planned items, see :func:`prediction_similarities`.
+    groups : array_like of int, optional
+        A target study's target of every item (each target's items drawn from the
+        distribution on their own; metrics are the mean over targets).
     sims, seed, jobs : optional
         Simulations, seed and worker processes (the result does not depend on ``jobs``).
 
@@ -139,8 +148,23 @@ def predict_study(
         raise ValueError(f"estimators must be taken from {ESTIMATORS}, got {estimators!r}")
     voters = n_voters if n_voters is not None else (crowd.n_voters or 100)
     voters = check_int(voters, "n_voters", minimum=1)
-    z = prediction_similarities(crowd, n_items, distribution)
-    chosen = tuple(DESIGNS) if designs is None else tuple(designs)
+    group = None if groups is None else np.asarray(groups, dtype=np.int64)
+    if group is None:
+        z = prediction_similarities(crowd, n_items, distribution)
+    elif isinstance(distribution, str) and distribution in ("profile", *ITEM_COUNT_DISTRIBUTIONS):
+        order = np.argsort(group, kind="stable")
+        z = np.empty(group.size)
+        z[order] = np.concatenate(
+            [prediction_similarities(crowd, int(size), distribution) for size in
+             np.bincount(group)]
+        )  # fmt: skip
+    else:
+        raise ValueError("a target study is predicted from the crowd's profile or a named "
+                         "distribution of any size (exponential, power_law)")  # fmt: skip
+    chosen = {
+        (d if isinstance(d, str) else d.name): get_design(d) if isinstance(d, str) else d
+        for d in (tuple(DESIGNS) if designs is None else designs)
+    }
     rows: list[dict[str, Any]] = []
     comparisons: dict[str, int] = {}
     seconds = 0.0
@@ -158,6 +182,7 @@ def predict_study(
             estimator=estimator,
             jobs=jobs,
             crowd=crowd,
+            groups=group,
         )
         comparisons = summary.comparisons
         seconds += summary.seconds
@@ -186,7 +211,7 @@ def smallest_m(
     n_items: int,
     target: float,
     *,
-    design: str,
+    design: str | Design,
     m_max: int,
     alpha: float = 0.5,
     n_ballots: int = 7,
@@ -195,11 +220,13 @@ def smallest_m(
     distribution: str | npt.ArrayLike = "profile",
     sims: int = 10,
     seed: int = 0,
+    groups: npt.ArrayLike | None = None,
 ) -> tuple[int | None, float]:
     """The fewest comparisons per item ``M <= m_max`` with which ``design`` reaches ``target``.
 
     A bisection over ``M`` on the mean rho_w of ``sims`` simulations (the same seeds at every
-    ``M``), assuming rho_w grows with ``M``.
+    ``M``), assuming rho_w grows with ``M``; simulation noise can make it find an ``M`` a
+    little off the true one. ``groups``: a target study, as :func:`predict_study`.
 
     Returns
     -------
@@ -223,8 +250,11 @@ def smallest_m(
             distribution=distribution,
             sims=sims,
             seed=seed,
+            groups=groups,
         )
-        return result.metric(estimator, design)[0]
+        return result.metric(estimator, label)[0]
+
+    label = design if isinstance(design, str) else design.name
 
     best = reach(top)
     if best < target:

@@ -8,7 +8,7 @@ votes with that crowd and the same random streams (a paired comparison).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +54,7 @@ __all__ = [
 METRICS: tuple[str, ...] = ("rho_w", "tau_w", "rho", "tau")
 TABLE2_DESIGNS: tuple[str, ...] = ("uniform", "adaptive")
 DesignChoice = str | Design
+Designs = Sequence[DesignChoice] | Mapping[str, Design]
 
 
 @dataclass(frozen=True)
@@ -143,9 +144,9 @@ def target_similarities(
 ) -> tuple[FloatArray, IntArray]:
     """Similarities of a simulated target study and the target of every candidate.
 
-    Every target draws its own ``n_candidates`` similarities: ``exponential`` and
-    ``power_law`` give each target the distribution's ``n_candidates`` values; ``embedding`` and
-    ``csv:PATH`` give each target a random sample (without replacement) of their values.
+    ``exponential`` and ``power_law`` give every target the same ``n_candidates`` values (the
+    voters' noise still differs between targets, item by item); ``embedding`` and ``csv:PATH``
+    give each target its own random sample (without replacement) of their values.
 
     Returns
     -------
@@ -209,16 +210,27 @@ class _ReferenceCodeUniform(Uniform):
         return [(n_items, max(1, round(m * (1 - alpha**n_ballots) / (1 - alpha))))]
 
 
-def _designs(designs: Sequence[DesignChoice], variant: Variant) -> dict[str, Design]:
-    """Label -> design; names become registered designs with their default options."""
+def _designs(designs: Designs, variant: Variant) -> dict[str, Design]:
+    """Label -> design: a mapping is kept; in a sequence a name becomes its registered design
+    (default options) labelled by its name, and a Design is labelled by its name, or by its
+    name and options when two share a name."""
+    if isinstance(designs, Mapping):
+        entries = list(designs.items())
+    else:
+        built = [get_design(e) if isinstance(e, str) else e for e in designs]
+        names = [d.name for d in built if isinstance(d, Design)]
+        entries = [
+            (d.name if names.count(d.name) == 1 else d.describe(), d)
+            if isinstance(d, Design)
+            else ("?", d)
+            for d in built
+        ]
     chosen: dict[str, Design] = {}
-    for entry in designs:
-        design = get_design(entry) if isinstance(entry, str) else entry
+    for label, design in entries:
         if not isinstance(design, Design):
-            raise ValueError(f"a design must be a name or a Design, got {entry!r}")
+            raise ValueError(f"a design must be a name or a Design, got {design!r}")
         if isinstance(design, Uniform) and not variant.budget_uniform_m:
             design = _ReferenceCodeUniform()
-        label = entry if isinstance(entry, str) else design.describe()
         if label in chosen:
             raise ValueError(f"design {label!r} is given twice")
         chosen[label] = design
@@ -248,7 +260,7 @@ def simulate_study(
     z: npt.ArrayLike,
     rng: np.random.Generator,
     *,
-    designs: Sequence[DesignChoice] = TABLE2_DESIGNS,
+    designs: Designs = TABLE2_DESIGNS,
     m: int = 20,
     alpha: float = 0.5,
     n_ballots: int = 7,
@@ -272,8 +284,8 @@ def simulate_study(
     Returns
     -------
     dict
-        ``{label: metrics}``, metrics as in :func:`rank_metrics`; the label of a design given
-        by name is its name.
+        ``{label: metrics}``, metrics as in :func:`rank_metrics`; a design is labelled by its
+        name (by its name and options when two share a name), or by its key in a mapping.
     """
     chosen = _variant(variant)
     gen = check_generator(rng)
@@ -379,7 +391,7 @@ def _simulate_chunk(
 def run_simulations(
     z: npt.ArrayLike,
     *,
-    designs: Sequence[DesignChoice] = TABLE2_DESIGNS,
+    designs: Designs = TABLE2_DESIGNS,
     sims: int = 50,
     seed: int = 0,
     m: int = 20,
@@ -417,7 +429,7 @@ def run_simulations(
         for label, design in by_label.items()
     }
     options: dict[str, Any] = {
-        "designs": list(by_label.values()),
+        "designs": by_label,
         "m": m,
         "alpha": a,
         "n_ballots": n_ballots,
@@ -445,11 +457,9 @@ def run_simulations(
                 outcomes.extend(future.result())
                 if progress is not None:
                     progress(len(batch))
-    labels = list(by_label)
-    internal = [design.describe() for design in by_label.values()]
     values = {
-        label: np.array([[outcome[key][metric] for metric in METRICS] for outcome in outcomes])
-        for label, key in zip(labels, internal, strict=True)
+        label: np.array([[outcome[label][metric] for metric in METRICS] for outcome in outcomes])
+        for label in by_label
     }
     return SimulationSummary(values, comparisons, time.perf_counter() - start)
 

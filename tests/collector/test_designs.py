@@ -137,7 +137,7 @@ def test_create_study_takes_a_design_and_its_options_and_refuses_bad_ones(tmp_pa
     out = create_study_cmd(tmp_path, "area,token\n" + "".join(f"a,t{i}\n" for i in range(9)),
                            "--design", "swiss", "--window", "8")  # fmt: skip
     study = Study.objects.get(slug=out.strip().splitlines()[-1])
-    assert (study.design, study.design_options) == ("swiss", {"window": 8})
+    assert (study.design, study.design_options) == ("swiss", {"window": 8, "cap": 2})
     assert "Design: swiss (window 8, cap 2)." in out
     with pytest.raises(CommandError, match="window must be at least 3, got 2"):
         create_study_cmd(tmp_path, "area,token\na,x\na,y\na,z\n", "--design", "swiss",
@@ -168,7 +168,7 @@ def test_the_new_study_form_offers_every_design_and_refuses_a_bad_window(client)
     created = client.post("/staff/new/", {**form, "window": 4, "action": "create"})
     assert created.status_code == 302
     study = Study.objects.get(name="Swiss")
-    assert (study.design, study.design_options) == ("swiss", {"window": 4})
+    assert (study.design, study.design_options) == ("swiss", {"window": 4, "cap": 2})
     page = client.get(f"/staff/{study.slug}/").content.decode()
     assert "swiss (window 4, cap 2)" in page
 

@@ -348,7 +348,7 @@ def test_the_form_explains_n_b_alpha_m_and_the_cap_in_plain_words(client, owner)
     page = html.unescape(" ".join(client.get("/staff/new/").content.decode().split()))
     assert "M_top = n_b * M times: the paper's guidance is M_top of about 100 or more" in page
     assert "alpha below about 0.1^(1/(n_b-1))" in page
-    assert "at least 2 and at most about 10" in page
+    assert "at least 2 and at most about 10" in page and "one-ballot designs" in page
     assert "its comparisons divided by the cap voters" in page
     for legend in ("Tokens, items or targets", "Parameters", "Voting rules", "The voter pages",
                    "Codes and the way back to the platform"):  # fmt: skip

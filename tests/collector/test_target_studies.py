@@ -12,7 +12,7 @@ from django.db.models import Count
 from collector import jobs
 from collector.models import DEFAULT_TARGET_QUESTION, Comparison, Item, ItemScore, Study, Vote
 from collector.studies import creating, importing
-from tests.collector.helpers import finish_in_process, simulate
+from tests.collector.helpers import finish_in_process, simulate, staff_user
 from tests.factories import make_study, targets_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -151,3 +151,20 @@ def test_simulated_votes_give_each_target_its_own_truth(monkeypatch) -> None:
     first = Item.objects.filter(study=study, token_b__text__endswith=".00")
     assert first.count() == 2
     assert all(wins.get(item.pk, 0) >= 4 for item in first)
+
+
+def test_the_crowd_page_predicts_a_target_study_per_target(client, monkeypatch) -> None:
+    owner = staff_user(client)
+    study = make_study(targets=targets_csv([3] * 10), n_ballots=6, m=4, auto_open=True,
+                       design="swiss", design_options={"window": 3}, created_by=owner)  # fmt: skip
+    finish_in_process(study, monkeypatch, voters=30)  # a target's last pair: 22 showings
+    page = client.get(f"/staff/{study.slug}/crowd/?predict=1")
+    assert page.status_code == 200
+    predicted = page.context["prediction"]
+    assert "refused" not in predicted, predicted.get("refused")
+    # Ten targets of 3 candidates: every target its own ballots (3, 2, 2, 2, 2, 2); one pool of
+    # 30 would refuse (30, 15, 8, 4, 2, 1); the study's own design and options come first.
+    rows = {row["design"]: row for row in predicted["rows"]}
+    assert predicted["rows"][0]["design"] == "swiss" and predicted["rows"][0]["chosen"]
+    assert rows["swiss"]["comparisons"] == 10 * (6 + 5 * 4)
+    assert predicted["items"] == 30

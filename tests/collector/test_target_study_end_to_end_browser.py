@@ -191,7 +191,8 @@ def test_a_target_study_of_real_words_runs_end_to_end(
     page.get_by_role("button", name="Create the study").click()
     expect(page.get_by_role("heading", name="Common words")).to_be_visible()
     study = Study.objects.get(name="Common words")
-    assert study.targets and study.design == "swiss" and study.design_options == {"window": 3}
+    assert study.targets and study.design == "swiss"
+    assert study.design_options == {"window": 3, "cap": 2}
     expect(page.locator("#target-study")).to_contain_text(
         f"20 targets, {N_ITEMS} candidates (10 to 40 per target)"
     )

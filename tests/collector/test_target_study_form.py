@@ -228,7 +228,7 @@ def test_duplicating_a_target_study_refills_its_target_list_with_kinds(client, o
 
     assert items(copy) == items(source) and first_ballot(copy) == first_ballot(source)
     assert (copy.question, copy.design, copy.design_options) == (
-        "Closer to {target}?", "swiss", {"window": 3},
+        "Closer to {target}?", "swiss", {"window": 3, "cap": 2},
     )  # fmt: skip
 
 
@@ -246,14 +246,25 @@ def test_the_study_page_says_it_is_a_target_study_and_names_the_design(client, o
     assert 'id="target-study"' not in page
 
 
-def test_a_target_study_is_not_predicted_with_a_crowd_on_the_form(client, owner, monkeypatch):
+def test_a_target_study_is_predicted_per_target_with_a_crowd(client, owner, monkeypatch):
     from collector import jobs
+    from collector.staff import crowd
 
     pilot = make_study(created_by=owner, n_tokens=12, m=4)
     monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
     simulate(pilot, limit=80)
-    response = client.post("/staff/new/", {**TARGET_FORM, "crowd_of": pilot.slug,
-                                           "action": "preview"})  # fmt: skip
+    asked = []
+
+    def predict(*args, **kwargs):
+        asked.append(kwargs["groups"])
+        return real(*args, **kwargs)
+
+    real = crowd.predict
+    monkeypatch.setattr(crowd, "predict", predict)
+    small = {**TARGET_FORM, "n_ballots": 2, "m": 4, "crowd_of": pilot.slug, "action": "preview"}
+    response = client.post("/staff/new/", small)
     assert response.status_code == 200
-    assert "A target study is predicted per target on the command line" in page_text(response)
-    assert 'class="prediction"' not in response.content.decode()
+    # Each target its own group: candidates of target k are items of group k.
+    assert asked[0].tolist() == [k for k, n in enumerate(SIZES) for _ in range(n)]
+    page = response.content.decode()
+    assert f"With the crowd of {pilot.name}" in page and 'class="prediction"' in page
