@@ -1,10 +1,10 @@
 """The staff's forms: the new-study form and the model evaluation form.
 
-The new-study form parses the token or item list and checks the parameters, and reports every
-problem in one round trip: a bad list does not hide a bad parameter. A valid form carries
-``areas`` (parsed input) and ``preview`` (the plan with its warnings), so the view can show the
-plan before anything is created. Its texts and codes are :class:`StudyTextsFields`, shared with
-the edit form.
+The new-study form parses the token or item list, or the target list of a target study, and
+checks the parameters, and reports every problem in one round trip: a bad list does not hide a
+bad parameter. A valid form carries ``areas`` (parsed input), ``targets`` (a target study?) and
+``preview`` (the plan with its warnings), so the view can show the plan before anything is
+created. Its texts and codes are :class:`StudyTextsFields`, shared with the edit form.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django.http import QueryDict
 from collector.evaluation import submitting
 from collector.models import Evaluation, Study
 from collector.staff.study_forms import TEXT_FIELDSETS, StudyTextsFields
-from collector.studies import creating, importing, lifecycle
+from collector.studies import creating, importing, lifecycle, questions
 from collector.studies.designs import design_choices
 from ranking.designs import DEFAULT_DESIGN, DESIGNS
 
@@ -75,11 +75,22 @@ class StudyForm(StudyTextsFields):
         help_text="Optional: exactly these pairs become the items.",
     )
     items_file = forms.FileField(label="…or upload items (CSV/TSV)", required=False)
+    targets_text = forms.CharField(
+        label="Targets (target,candidate[,kind] per line)",
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        required=False,
+        help_text="Instead of tokens or items: a target study. Each (target, candidate) is an "
+        "item; every comparison pairs two candidates of one target (“Which is more related to "
+        "cat: pet or invoice?”) and each target's candidates are ranked on their own. kind, "
+        "optional: positive, distractor or random. A target needs at least two candidates.",
+    )
+    targets_file = forms.FileField(label="…or upload targets (CSV/TSV)", required=False)
     max_items_per_area = forms.IntegerField(
         label="At most K items per area",
         min_value=1,
         required=False,
-        help_text="Optional seeded random sample of each area's items.",
+        help_text="Optional seeded random sample of each area's items (a target study: of each "
+        "target's candidates).",
     )
     n_ballots = forms.IntegerField(label="Ballots (n_b)", initial=7, help_text=N_B_HELP)
     alpha = forms.FloatField(label="Kept fraction (alpha)", initial=0.5, help_text=ALPHA_HELP)
@@ -163,9 +174,11 @@ class StudyForm(StudyTextsFields):
     fieldsets = (
         TEXT_FIELDSETS[0],
         (
-            "Tokens or items",
-            "Paste or upload a list (CSV or TSV, an optional header row), not both.",
-            ("tokens_text", "tokens_file", "items_text", "items_file", "max_items_per_area"),
+            "Tokens, items or targets",
+            "Paste or upload a list (CSV or TSV, an optional header row), not both: tokens "
+            "and/or items for a study of pairs, or targets for a target study.",
+            ("tokens_text", "tokens_file", "items_text", "items_file", "targets_text",
+             "targets_file", "max_items_per_area"),
         ),
         (
             "Parameters",
@@ -186,6 +199,8 @@ class StudyForm(StudyTextsFields):
 
     areas: list[importing.AreaSpec]
     preview: dict[str, Any]
+    targets: bool = False  # a target list was given (alone): a target study
+    _kind_known: bool = True  # not both a target list and a token or item list
 
     def _source(self, field: str) -> bytes | None:
         upload = self.cleaned_data.get(f"{field}_file")
@@ -224,19 +239,49 @@ class StudyForm(StudyTextsFields):
         self.kept_lists[f"{field}_text"] = data.decode("utf-8-sig")
         return areas
 
+    def _given(self, field: str) -> bool:
+        """Whether the list ``field`` (tokens, items, targets) came, as text or as a file (read
+        before the lists are parsed: a list's error takes it out of ``cleaned_data``)."""
+        d = self.cleaned_data
+        return bool(d.get(f"{field}_file")) or bool((d.get(f"{field}_text") or "").strip())
+
     def _areas(self) -> list[importing.AreaSpec] | None:
         limit = settings.MAX_UPLOAD_BYTES
         self.kept_lists: dict[str, str] = {}
         self._lists_failed = False
+        pairs = self._given("tokens") or self._given("items")
+        given_targets = self._given("targets")
+        self.targets = given_targets and not pairs
+        self._kind_known = not (given_targets and pairs)
+        where = "targets_file" if self.cleaned_data.get("targets_file") else "targets_text"
         tokens = self._list("tokens", lambda d: importing.parse_tokens(d, max_bytes=limit))
         items = self._list(
             "items", lambda d: importing.parse_items(d, max_bytes=limit, tokens=tokens)
         )
+        targets = self._list("targets", lambda d: importing.parse_targets(d, max_bytes=limit))
+        if given_targets and pairs:
+            self.add_error(
+                where,
+                "A target list makes a target study on its own: give it without a token or "
+                "item list (empty those), or empty it for a study of pairs.",
+            )
+            return None
         if self._lists_failed:
             return None
+        if targets is not None:
+            return targets
         if items is None and tokens is None:
-            self.add_error("tokens_text", "Give a token list or an item list.")
+            self.add_error("tokens_text", "Give a token list, an item list or a target list.")
         return items if items is not None else tokens
+
+    def _question(self, data: dict[str, Any]) -> None:
+        """The question for the study's kind: the other kind's default becomes this kind's, and
+        a question that does not suit the kind is an error (only when the kind is known)."""
+        if data.get("question") is None or not self._kind_known:
+            return
+        data["question"] = questions.for_kind(data["question"], self.targets)
+        if problem := questions.question_error(data["question"], self.targets):
+            self.add_error("question", problem)
 
     def design_options(self) -> dict[str, int]:
         """The chosen design's options that were given (the others take their defaults)."""
@@ -249,6 +294,7 @@ class StudyForm(StudyTextsFields):
         # Every check runs, whatever else failed: the page lists all problems at once.
         data = super().clean()
         areas = self._areas()
+        self._question(data)
         parameters = {k: data.get(k) for k in ("n_ballots", "alpha", "m", "design")}
         bad = creating.parameter_errors(**parameters, design_options=self.design_options())
         for field, message in bad.items():
@@ -258,7 +304,7 @@ class StudyForm(StudyTextsFields):
         try:
             self.preview = creating.preview_study(
                 areas, data["n_ballots"], data["alpha"], data["m"], data["design"], data["seed"],
-                data.get("max_items_per_area"), self.design_options(),
+                data.get("max_items_per_area"), self.design_options(), targets=self.targets,
             )  # fmt: skip
         except lifecycle.LifecycleError as exc:
             self.add_error(None, str(exc))
@@ -266,10 +312,15 @@ class StudyForm(StudyTextsFields):
         return data
 
     def keep_lists(self) -> None:
-        """Show uploaded lists in their text boxes, so the next step needs no upload again."""
-        if getattr(self, "kept_lists", None):
+        """Show uploaded lists in their text boxes, so the next step needs no upload again, and
+        the question as the study will store it (a target study's default)."""
+        kept = dict(getattr(self, "kept_lists", None) or {})
+        question = getattr(self, "cleaned_data", {}).get("question")
+        if question is not None and question != self.data.get("question"):
+            kept["question"] = question
+        if kept:
             data = cast(QueryDict, self.data).copy()
-            for name, text in self.kept_lists.items():
+            for name, text in kept.items():
                 data[name] = text
             self.data = data
 
@@ -283,7 +334,10 @@ class StudyForm(StudyTextsFields):
                 "allow_ties", "per_voter_cap", "lease_seconds", "auto_open",
             )
         }  # fmt: skip
-        return {**parameters, "design_options": self.design_options(), **self.texts()}
+        return {
+            **parameters, "design_options": self.design_options(), "targets": self.targets,
+            **self.texts(),
+        }  # fmt: skip
 
 
 def _after(names: tuple[str, ...], anchor: str, extra: tuple[str, ...]) -> tuple[str, ...]:

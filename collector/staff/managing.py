@@ -49,11 +49,15 @@ def _edit_page(request: HttpRequest, study: Study, form: StudyEditForm, status: 
 
 def duplicate_initial(source: Study, fields: Iterable[str]) -> dict[str, Any]:
     """Duplicate: the new-study form's ``fields`` filled from ``source``, its lists
-    (:func:`copying.stored_lists`), parameters, voting rules and texts under the copy's name,
-    the codes left blank (the copy draws new ones) and ``duplicate_of`` naming the source."""
+    (:func:`copying.stored_lists`; a target study's :func:`copying.stored_targets`, with its
+    kinds), parameters, voting rules and texts under the copy's name, the codes left blank (the
+    copy draws new ones) and ``duplicate_of`` naming the source."""
     stored = {f.name for f in Study._meta.concrete_fields} - copying.NOT_COPIED
     initial = {name: getattr(source, name) for name in fields if name in stored}
-    initial["tokens_text"], initial["items_text"] = copying.stored_lists(source)
+    if source.targets:
+        initial["targets_text"] = copying.stored_targets(source)
+    else:
+        initial["tokens_text"], initial["items_text"] = copying.stored_lists(source)
     initial.update(name=copying.copy_name(source.name), duplicate_of=source.slug)
     initial.update(source.design_options or {})  # the design's options (Swiss's window...)
     return initial

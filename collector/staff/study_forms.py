@@ -92,7 +92,13 @@ class StudyTextsFields(Fieldsets, forms.Form):
     """The study's texts: what :data:`lifecycle.EDITABLE_TEXTS` names, and their rules."""
 
     name = model_field("name")
-    question = model_field("question", initial=Study._meta.get_field("question").default)
+    question = model_field(
+        "question",
+        initial=Study._meta.get_field("question").default,
+        help_text="A target study's question shows each comparison's target where it says "
+        "{target} (its default, “Which is more related to {target}?”, comes in the voter pages' "
+        "language); a study of pairs' has no {target}.",
+    )
     instructions = model_field(
         "instructions",
         widget=forms.Textarea(attrs={"rows": 4}),

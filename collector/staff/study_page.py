@@ -1,10 +1,12 @@
-"""The study page: settings, ballots with their progress, exports, the final ranking and, once
-the study is finished, model evaluation (the upload form and the leaderboard)."""
+"""The study page: settings (the design, and a target study's targets and candidates), ballots
+with their progress, exports, the final ranking and, once the study is finished, model
+evaluation (the upload form and the leaderboard)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -40,6 +42,7 @@ def render_study_page(
         "plan": "\n".join(creating.describe_plan(study)),
         "design": study_design(study).describe(),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
+        "target_counts": target_counts(study) if study.targets else None,
     }
     if study.status == Study.Status.RUNNING:
         context.update(interim_ranking(study))
@@ -61,6 +64,14 @@ def render_study_page(
             context["target_models"] = [r for r in board if r.get("macro_rho_w") is not None]
             context["target_table"] = leaderboard.target_table(study, board)
     return render(request, "staff/study_detail.html", context, status=status)
+
+
+def target_counts(study: Study) -> dict[str, int]:
+    """A target study's targets, candidates, and the fewest and most candidates of a target."""
+    per_target = study.items.order_by().values("area").annotate(n=Count("id"))
+    sizes = list(per_target.values_list("n", flat=True))
+    return {"targets": len(sizes), "candidates": sum(sizes), "fewest": min(sizes, default=0),
+            "most": max(sizes, default=0)}  # fmt: skip
 
 
 def _shown(value: Any) -> str:

@@ -1,8 +1,9 @@
 """Duplicating a study: the same areas, tokens and items, parameters, texts and attention checks,
 as a new study in set-up with ballot 1 pending (made by
 :func:`collector.studies.creating.create_study`, like any other study). Staff duplicate through
-the new-study form filled from the study (:func:`stored_lists` gives its lists), so they can
-change any of it before the copy is created.
+the new-study form filled from the study (:func:`stored_lists` gives its lists, and
+:func:`stored_targets` a target study's list), so they can change any of it before the copy is
+created.
 
 The copy gets new codes (completion, no consent, partial, excluded): a code is what a platform
 pays on, so two studies never share one. Votes, voters, scores and evaluations stay with the
@@ -21,7 +22,7 @@ from django.db import transaction
 from collector.models import Area, Item, Study, Token
 from collector.studies import attention_checks, creating, importing
 
-__all__ = ["copy_name", "duplicate_study", "stored_areas", "stored_lists"]
+__all__ = ["copy_name", "duplicate_study", "stored_areas", "stored_lists", "stored_targets"]
 
 # Study fields the copy does not take from the original: its identity, its state, its codes.
 NOT_COPIED = frozenset(
@@ -68,6 +69,20 @@ def stored_lists(study: Study) -> tuple[str, str]:
     items = [["area", "token_a", "token_b"]]
     items += [[a.name, a.tokens[i], a.tokens[j]] for a in areas for i, j in a.pairs]
     return _csv(tokens), "" if every_pair else _csv(items)
+
+
+def stored_targets(study: Study) -> str:
+    """A target study's list as the new-study form takes it: ``target,candidate`` rows, with
+    their ``kind`` when any candidate has one, in ``Item.index`` order. Created from this list, a
+    study has the same targets, candidates and kinds with the same item indexes."""
+    areas = stored_areas(study)
+    kinds = any(k for a in areas for k in a.kinds)
+    rows = [["target", "candidate", "kind"] if kinds else ["target", "candidate"]]
+    for a in areas:
+        for (i, j), kind in zip(a.pairs, a.kinds or [""] * len(a.pairs), strict=True):
+            assert i == 0, "a target study's items pair its target (token 0) with a candidate"
+            rows.append([a.name, a.tokens[j], kind] if kinds else [a.name, a.tokens[j]])
+    return _csv(rows)
 
 
 def _csv(rows: list[list[str]]) -> str:

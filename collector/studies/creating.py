@@ -17,7 +17,6 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from collector.models import (
-    DEFAULT_TARGET_QUESTION,
     Area,
     Ballot,
     Comparison,
@@ -26,7 +25,7 @@ from collector.models import (
     Study,
     Token,
 )
-from collector.studies import bulk_sql, importing
+from collector.studies import bulk_sql, importing, questions
 from collector.studies.designs import Purpose, design_error, driver, study_groups, study_rng
 from ranking.ballots import BallotDriver
 from ranking.designs import advise_design
@@ -253,7 +252,7 @@ def preview_study(
     n_items = importing.count_items(areas)
     groups = area_groups(areas) if targets else None
     planned = plan(n_items, n_ballots, alpha, m, design, design_options, groups=groups)
-    return {
+    preview: dict[str, Any] = {
         "targets": targets,
         "groups": groups,
         "n_items": n_items,
@@ -265,6 +264,26 @@ def preview_study(
         # The page shows the ballots as a table, the totals under it, the warnings in a box.
         "totals": planned.totals(),
     }
+    if targets:
+        preview.update(_target_preview(areas, planned))
+    return preview
+
+
+def _target_preview(areas: list[importing.AreaSpec], planned: Plan) -> dict[str, Any]:
+    """A target study's preview beside the totals: its smallest and largest target (by
+    candidates, the first in list order on a tie) and each ballot's candidates per target."""
+    sizes = [len(a.pairs) for a in areas]
+    smallest, largest = int(np.argmin(sizes)), int(np.argmax(sizes))
+    return {
+        "smallest": (areas[smallest].name, sizes[smallest]),
+        "largest": (areas[largest].name, sizes[largest]),
+        # (ballot, items, fewest and most candidates of a target, M, comparisons)
+        "target_ballots": [
+            (p.number, p.n_items, int(p.sizes.min()), int(p.sizes.max()), p.nominal_m,
+             p.comparisons)
+            for p in planned.driver.schedule
+        ],
+    }  # fmt: skip
 
 
 def area_groups(areas: list[importing.AreaSpec]) -> np.ndarray:
@@ -302,9 +321,11 @@ def create_study(
 ) -> Study:
     """Create a study, its areas, tokens and items, and ballot 1 (pending) with its comparisons.
 
-    ``options`` are other Study fields (question, instructions, allow_ties, per_voter_cap,
-    lease_seconds, auto_open, the codes, redirect_url, licence, contact, language, ...). Raises
-    :class:`LifecycleError` on bad parameters; nothing is created then.
+    ``options`` are other Study fields (targets, question, instructions, allow_ties,
+    per_voter_cap, lease_seconds, auto_open, the codes, redirect_url, licence, contact, language,
+    ...); a target study's question is a template with ``{target}``
+    (:mod:`collector.studies.questions`). Raises :class:`LifecycleError` on bad parameters;
+    nothing is created then.
     """
     if estimator not in Study.Estimator.values:
         raise LifecycleError(
@@ -315,8 +336,10 @@ def create_study(
         design_options=design_options or {}, estimator=estimator, seed=seed,
         created_by=created_by, **options,
     )  # fmt: skip
-    if study.targets and "question" not in options:
-        study.question = DEFAULT_TARGET_QUESTION
+    if "question" not in options:
+        study.question = questions.default_question(study.targets)
+    if problem := questions.question_error(study.question, study.targets):
+        raise LifecycleError(problem)
     if max_items_per_area:
         areas = importing.sample_items(
             areas, max_items_per_area, study_rng(study, 0, Purpose.SAMPLE_ITEMS)

@@ -29,7 +29,7 @@ from django.utils import timezone
 import ranking
 from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
-from collector.studies import bulk_sql, pooled_fit
+from collector.studies import bulk_sql, pooled_fit, questions
 from collector.studies.creating import LifecycleError, store_ballot
 from collector.studies.designs import driver
 from ranking.ballots import BallotDriver
@@ -331,7 +331,13 @@ def _update(study_id: int, allowed: tuple[str, ...], fields: dict[str, object]) 
 
 
 def update_texts(study_id: int, **texts: object) -> None:
-    """Change the study's texts (:data:`EDITABLE_TEXTS` only), all in one UPDATE."""
+    """Change the study's texts (:data:`EDITABLE_TEXTS` only), all in one UPDATE; a question
+    must suit the study's kind (:func:`questions.question_error`), else nothing changes."""
+    if "question" in texts:
+        targets = Study.objects.filter(id=study_id).values_list("targets", flat=True).first()
+        problem = questions.question_error(str(texts["question"]), bool(targets))
+        if problem:
+            raise LifecycleError(problem)
     _update(study_id, EDITABLE_TEXTS, texts)
 
 

@@ -45,6 +45,7 @@ from collector.voting import identity, store
 from collector.voting.identity import TOKEN_HEADER, TOKEN_META
 from collector.voting.serializers import (
     EXAMPLE,
+    TARGET_EXAMPLE,
     AssignmentShape,
     VoteRequest,
     VoterRequest,
@@ -238,7 +239,7 @@ class NextComparison(VoterTokenEndpoint):
         description="Returns the comparison leased to this voter (the same one until answered; "
         "its lease renewed only once expired), or claims a new one.",
         responses={200: AssignmentShape, **error_responses(401, 403, 404)},
-        examples=[EXAMPLE],
+        examples=[EXAMPLE, TARGET_EXAMPLE],
         tags=["voting"],
     )
     def get(self, request: HttpRequest, slug: str) -> JsonResponse:
@@ -262,7 +263,7 @@ class Votes(VoterTokenEndpoint):
             200: AssignmentShape,
             **error_responses(400, 401, 403, 404, 409, 415),
         },
-        examples=[EXAMPLE],
+        examples=[EXAMPLE, TARGET_EXAMPLE],
         tags=["voting"],
     )
     def post(self, request: HttpRequest, slug: str) -> JsonResponse:

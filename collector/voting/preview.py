@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from collector.access import get_study, staff_required
 from collector.models import Ballot, Comparison, Item, Study
-from collector.voting import exits, language, texts
+from collector.voting import exits, language, store, texts
 from collector.voting.briefing import quota
 from collector.voting.exits import Outcome
 from collector.voting.views import consent_context, keys
@@ -60,12 +60,18 @@ def _banner(study: Study) -> dict[str, str]:
     return {"back": _url("staff-study", study), "start": _url("staff-try", study)}
 
 
-def _side(item: Item) -> dict[str, Any]:
-    return {"item_id": item.index, "token_a": item.token_a.text, "token_b": item.token_b.text}
+def _side(item: Item) -> tuple[int, str, str]:
+    return item.index, item.token_a.text, item.token_b.text
+
+
+def _shape(study: Study, position: int, left: Item, right: Item) -> dict[str, Any]:
+    """The pair in the voting API's shape (a target study's with its target and candidates)."""
+    return store.comparison_shape(position, _side(left), _side(right), targets=study.targets)
 
 
 def _pair(study: Study, position: int) -> dict[str, Any]:
-    """The preview's pair at ``position``: the open ballot's, else two seeded random items."""
+    """The preview's pair at ``position``: the open ballot's, else two seeded random items (of
+    one target in a target study)."""
     ballot = Ballot.objects.filter(study=study, status=Ballot.Status.OPEN).first()
     if ballot is not None:
         comparison = (
@@ -80,17 +86,23 @@ def _pair(study: Study, position: int) -> dict[str, Any]:
             .first()
         )
         if comparison is not None:
-            left, right = comparison.item_left, comparison.item_right
-            return {"id": position, "left": _side(left), "right": _side(right)}
-    n = Item.objects.filter(study=study).count()
-    i, j = random.Random(f"{study.pk}:{position}").sample(range(n), 2)
+            return _shape(study, position, comparison.item_left, comparison.item_right)
+    rng = random.Random(f"{study.pk}:{position}")
+    pool = Item.objects.filter(study=study)
+    n = pool.count()
+    if study.targets:  # two candidates of one target: the target of a seeded random item
+        area = pool.filter(index=rng.randrange(n)).values_list("area", flat=True).first()
+        mine = pool.filter(area=area).order_by("index").values_list("index", flat=True)
+        i, j = rng.sample(list(mine), 2)
+    else:
+        i, j = rng.sample(range(n), 2)
     items = {
         item.index: item
         for item in Item.objects.filter(study=study, index__in=(i, j)).select_related(
             "token_a", "token_b"
         )
     }
-    return {"id": position, "left": _side(items[i]), "right": _side(items[j])}
+    return _shape(study, position, items[i], items[j])
 
 
 def _assignment(study: Study, answered: int, of: int) -> dict[str, Any]:
@@ -128,6 +140,7 @@ def vote(request: HttpRequest, study: Study) -> HttpResponse:
         "study": study,
         "first": _assignment(study, 0, of),
         "progress_text": texts.progress(0, of),
+        "question_parts": texts.question_parts(study),
         "keys": keys(),
         "script_texts": texts.script_messages(),
         "urls": {

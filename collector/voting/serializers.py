@@ -72,12 +72,20 @@ class VoteRequest(serializers.Serializer):
 
 class ItemShape(serializers.Serializer):
     item_id = serializers.IntegerField()
-    token_a = serializers.CharField()
-    token_b = serializers.CharField()
+    token_a = serializers.CharField(help_text="In a target study: the target.")
+    token_b = serializers.CharField(help_text="In a target study: the candidate.")
+    candidate = serializers.CharField(
+        required=False, help_text="Target studies only: the candidate shown (token_b)."
+    )
 
 
 class ComparisonShape(serializers.Serializer):
     id = serializers.IntegerField()
+    target = serializers.CharField(
+        required=False,
+        help_text="Target studies only: the target both candidates are compared against (the "
+        "question asks which candidate is more related to it).",
+    )
     left = ItemShape()
     right = ItemShape()
 
@@ -132,6 +140,20 @@ EXAMPLE = OpenApiExample(
             "right": {"item_id": 87, "token_a": "python", "token_b": "java"},
         },
         "progress": {"answered": 3, "quota": 100},
+        "completion_code": None,
+    },
+    response_only=True,
+)
+TARGET_EXAMPLE = OpenApiExample(
+    "A comparison of a target study",
+    value={
+        "comparison": {
+            "id": 4712,
+            "target": "cat",
+            "left": {"item_id": 3, "token_a": "cat", "token_b": "kitten", "candidate": "kitten"},
+            "right": {"item_id": 9, "token_a": "cat", "token_b": "invoice", "candidate": "invoice"},
+        },
+        "progress": {"answered": 4, "quota": 100},
         "completion_code": None,
     },
     response_only=True,

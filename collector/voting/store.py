@@ -33,6 +33,7 @@ The rules, in brief (the SQL file has them in full):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import hmac
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from collector import jobs
-from collector.models import Comparison, Item, Token, Vote, Voter
+from collector.models import Comparison, Item, Study, Token, Vote, Voter
 from collector.studies import lifecycle
 
 __all__ = [
@@ -58,8 +59,10 @@ __all__ = [
     "VoterToken",
     "address_key",
     "check_voter",
+    "comparison_shape",
     "exclude_voter",
     "exclusion_reason",
+    "is_target_study",
     "next_assignment",
     "next_comparison",
     "record_vote",
@@ -125,6 +128,10 @@ class Side(NamedTuple):
     def as_dict(self) -> dict[str, Any]:
         return {"item_id": self.item_id, "token_a": self.token_a, "token_b": self.token_b}
 
+    @property
+    def shown(self) -> tuple[int, str, str]:
+        return self.item_id, self.token_a, self.token_b
+
     def as_item(self) -> Item:
         return Item(
             id=self.item_id,
@@ -170,6 +177,8 @@ class Assignment:
     excluded: bool = False
     # The study is paused: nothing is handed out until staff resume it.
     paused: bool = False
+    # A target study's comparison: its items' token_a is their target.
+    targets: bool = False
 
     @property
     def comparison(self) -> Comparison | None:
@@ -191,10 +200,34 @@ class Assignment:
         return {
             "comparison": None
             if p is None
-            else {"id": p.id, "left": p.left.as_dict(), "right": p.right.as_dict()},
+            else comparison_shape(p.id, p.left.shown, p.right.shown, targets=self.targets),
             "progress": {"answered": self.answered, "quota": self.quota},
             "completion_code": self.completion_code,
         }
+
+
+def comparison_shape(
+    cid: int, left: tuple[int, str, str], right: tuple[int, str, str], *, targets: bool
+) -> dict[str, Any]:
+    """A comparison as the voting API and the voting page carry it: ``id``, ``left`` and
+    ``right``, each side ``{"item_id", "token_a", "token_b"}`` from ``(item_id, token_a,
+    token_b)``. A target study's (``targets``) also has ``target`` (both items' ``token_a``) and
+    each side its ``candidate`` (its ``token_b``); an area study's has neither."""
+    sides = [{"item_id": i, "token_a": a, "token_b": b} for i, a, b in (left, right)]
+    if not targets:
+        return {"id": cid, "left": sides[0], "right": sides[1]}
+    for side in sides:
+        side["candidate"] = side["token_b"]
+    return {"id": cid, "target": left[1], "left": sides[0], "right": sides[1]}
+
+
+@functools.lru_cache(maxsize=4096)
+def is_target_study(study_id: int) -> bool:
+    """Whether the study is a target study. ``Study.targets`` is fixed when the study is created
+    and study ids are never reused, so each process reads it once per study (the vote path
+    stays one statement)."""
+    found = Study.objects.filter(pk=study_id).values_list("targets", flat=True).first()
+    return bool(found)
 
 
 class VoterToken(NamedTuple):
@@ -298,6 +331,7 @@ def _assignment(r: _Result) -> Assignment:
         completion_code=r.code if pair is None and done else None,
         excluded=bool(r.excluded),
         paused=bool(r.paused),
+        targets=pair is not None and r.study is not None and is_target_study(r.study),
     )
 
 

@@ -5,6 +5,8 @@
 - :func:`script_messages`: the voting and waiting scripts' messages, handed to them with
   ``json_script`` (the scripts are files: the Content-Security-Policy forbids inline ones).
   ``{name}`` marks a value the script fills in.
+- :func:`question_template` and :func:`question_parts`: a target study's question, its default
+  translated ("Which is more related to {target}?"); what staff wrote is shown as written.
 """
 
 from __future__ import annotations
@@ -12,7 +14,17 @@ from __future__ import annotations
 from django.http import QueryDict
 from django.utils.translation import gettext, gettext_lazy
 
-__all__ = ["NOTICES", "notice", "progress", "script_messages"]
+from collector.models import DEFAULT_TARGET_QUESTION, Study
+from collector.studies import questions
+
+__all__ = [
+    "NOTICES",
+    "notice",
+    "progress",
+    "question_parts",
+    "question_template",
+    "script_messages",
+]
 
 NOTICES = {
     # A vote refused because its ballot closed early (the refusals "voided" and "ballot_closed").
@@ -34,6 +46,9 @@ def script_messages() -> dict[str, str]:
     return {
         "progress": gettext("{answered} of {quota} answered"),
         "question": gettext("Question {number}: {left}, or {right}."),
+        # A target study's comparison: {question} names the target, {left} and {right} are the
+        # two candidates.
+        "targetQuestion": gettext("Question {number}: {question} {left}, or {right}."),
         "reloadFailed": gettext("We could not load the next pair. Please reload the page."),
         "sessionEnded": gettext("Your session has ended."),
         "reloadToContinue": gettext("{reason} Reload the page to continue."),
@@ -58,3 +73,24 @@ def script_messages() -> dict[str, str]:
 def progress(answered: int, quota: int) -> str:
     """The voting page's progress line, as its script writes it."""
     return script_messages()["progress"].format(answered=answered, quota=quota)
+
+
+def question_template(study: Study) -> str:
+    """The question voters read, ``{target}`` still in it: a target study's default template
+    in the active language, else the study's question as staff wrote it."""
+    if study.targets and study.question == DEFAULT_TARGET_QUESTION:
+        # Translators: {target} is replaced by a word, the target; keep {target} as it is.
+        return gettext("Which is more related to {target}?")
+    return study.question
+
+
+def question_parts(study: Study) -> list[str] | None:
+    """A target study's question as the text around each target (the page puts each
+    comparison's target, escaped, between the parts); None for an area study. A question
+    without ``{target}`` (which a study can no longer be given) gets the target after it."""
+    if not study.targets:
+        return None
+    template = question_template(study)
+    if questions.PLACEHOLDER not in template:
+        template = f"{template} {questions.PLACEHOLDER}"
+    return questions.template_parts(template)

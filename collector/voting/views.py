@@ -177,6 +177,7 @@ def _vote_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, 
     return {
         "first": a.as_dict(),
         "progress_text": texts.progress(a.answered, a.quota),
+        "question_parts": texts.question_parts(study),
         "keys": keys(),
         "script_texts": texts.script_messages(),
         "urls": {

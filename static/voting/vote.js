@@ -15,6 +15,10 @@
   var announce = document.getElementById("announce");
   var state = JSON.parse(document.getElementById("first-comparison").textContent);
   var T = JSON.parse(document.getElementById("voting-messages").textContent);
+  // A target study's question, as the text around its target: null for a study of pairs.
+  var partsScript = document.getElementById("question-parts");
+  var questionParts = partsScript ? JSON.parse(partsScript.textContent) : null;
+  var question = document.getElementById("question");
   // A refusal may name a notice (its ballot closed early): the page that follows shows it.
   var notice = null;
   var shownAt = performance.now();
@@ -25,6 +29,26 @@
 
   function pairText(item) { return item.token_a + " \u2013 " + item.token_b; }
 
+  function isTarget(c) { return questionParts !== null && typeof c.target === "string"; }
+
+  // What a choice shows: a target study's candidate, else the pair.
+  function sideText(c, item) { return isTarget(c) ? item.candidate : pairText(item); }
+
+  // The question with the comparison's target between its parts (text nodes: never markup).
+  function showQuestion(c) {
+    if (!isTarget(c)) return;
+    question.textContent = "";
+    questionParts.forEach(function (part, i) {
+      if (i > 0) {
+        var word = document.createElement("strong");
+        word.className = "target-word";
+        word.textContent = c.target;
+        question.appendChild(word);
+      }
+      question.appendChild(document.createTextNode(part));
+    });
+  }
+
   function fmt(text, values) {
     return text.replace(/\{(\w+)\}/g, function (all, name) {
       return Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : all;
@@ -32,11 +56,14 @@
   }
 
   function announceQuestion(data) {
-    announce.textContent = fmt(T.question, {
+    var c = data.comparison;
+    var values = {
       number: data.progress.answered + 1,
-      left: pairText(data.comparison.left),
-      right: pairText(data.comparison.right)
-    });
+      left: sideText(c, c.left),
+      right: sideText(c, c.right)
+    };
+    if (isTarget(c)) values.question = questionParts.join(c.target);
+    announce.textContent = fmt(isTarget(c) ? T.targetQuestion : T.question, values);
   }
 
   function setBusy(on) {
@@ -56,8 +83,9 @@
   function render(data, focused) {
     var c = data.comparison;
     var p = data.progress;
-    document.getElementById("left-text").textContent = pairText(c.left);
-    document.getElementById("right-text").textContent = pairText(c.right);
+    showQuestion(c);
+    document.getElementById("left-text").textContent = sideText(c, c.left);
+    document.getElementById("right-text").textContent = sideText(c, c.right);
     var bar = document.getElementById("progress-bar");
     bar.max = p.quota;
     bar.value = p.answered;

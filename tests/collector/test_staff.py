@@ -164,7 +164,7 @@ def test_the_form_accepts_an_uploaded_file_and_keeps_it_for_the_create_step(clie
     [
         ({"tokens_text": "area,token\nSales,a\nSales,A\n"}, "line 3: duplicate token"),
         ({"tokens_text": "area,token\nSales,a\nLegal,b\nLegal,c\n"}, "area &#x27;Sales&#x27;"),
-        ({"tokens_text": ""}, "Give a token list or an item list."),
+        ({"tokens_text": ""}, "Give a token list, an item list or a target list."),
         ({"tokens_text": "area,token\nSales,a,b\n"}, "line 2: expected 2 columns"),
         ({"alpha": "1.2"}, "alpha must lie strictly between 0 and 1"),
         ({"m": "0"}, "M must be between 1 and 1000"),
@@ -350,7 +350,7 @@ def test_the_form_explains_n_b_alpha_m_and_the_cap_in_plain_words(client, owner)
     assert "alpha below about 0.1^(1/(n_b-1))" in page
     assert "at least 2 and at most about 10" in page and "one-ballot designs" in page
     assert "its comparisons divided by the cap voters" in page
-    for legend in ("Tokens or items", "Parameters", "Voting rules", "The voter pages",
+    for legend in ("Tokens, items or targets", "Parameters", "Voting rules", "The voter pages",
                    "Codes and the way back to the platform"):  # fmt: skip
         assert f"<legend>{legend}</legend>" in page, legend
 
