@@ -42,12 +42,12 @@ from .simulation.prediction import prediction_similarities
 from .simulation.studies import (
     METRICS,
     TABLE2_DESIGNS,
-    VARIANTS,
     SimulationSummary,
     run_simulations,
-    table2,
     target_similarities,
 )
+from .simulation.table2 import table2
+from .simulation.variants import VARIANTS
 
 _TITLES = {"rho_w": "rho_w", "tau_w": "tau_w", "rho": "rho", "tau": "tau"}
 

@@ -21,6 +21,11 @@ from .bootstrap import (
     scope_metrics,
     voter_bootstrap,
 )
+from .chance import (
+    CHANCE_METRICS,
+    chance_baseline,
+    default_chance_permutations,
+)
 from .comparisons import (
     AG_TYPES,
     ag_resampler,
@@ -38,8 +43,6 @@ from .metrics import (
 from .model_evaluation import (
     MISSING_POLICIES,
     MissingPolicy,
-    chance_baseline,
-    default_chance_permutations,
     evaluate,
     scopes_of,
 )
@@ -67,6 +70,7 @@ from .tied_metrics import (
 )
 
 __all__ = [
+    "CHANCE_METRICS",
     "AG_TYPES",
     "ag_resampler",
     "ag_score",

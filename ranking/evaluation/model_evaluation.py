@@ -57,6 +57,7 @@ from .bootstrap import (
     scope_key,
     voter_bootstrap,
 )
+from .chance import chance_key, chance_of, default_chance_permutations, with_chance
 from .comparisons import ag_resampler, ag_score, comparisons_from_votes
 from .retrieval import retrieval_metrics, target_retrieval
 from .tied_metrics import METRIC_NAMES, mid_ranks, rank_correlations, rank_rows
@@ -64,8 +65,6 @@ from .tied_metrics import METRIC_NAMES, mid_ranks, rank_correlations, rank_rows
 __all__ = [
     "MISSING_POLICIES",
     "MissingPolicy",
-    "chance_baseline",
-    "default_chance_permutations",
     "evaluate",
     "scopes_of",
 ]
@@ -75,57 +74,6 @@ MISSING_POLICIES: tuple[str, ...] = ("skip", "last")
 Model = PairScorer | ScoreTable | npt.ArrayLike
 Progress = Callable[[int, int], Any]
 _REPRODUCED = 1e-6
-CHANCE_METRICS: tuple[str, ...] = ("rho_w", "tau_w", "rho")
-
-
-def default_chance_permutations(n_items: int) -> int:
-    """1,000 permutations, fewer for large gold sets (at least 200): 20 million ranks."""
-    return int(min(1000, max(200, 20_000_000 // max(n_items, 1))))
-
-
-def chance_baseline(
-    gold_ranks: npt.ArrayLike,
-    model_ranks: npt.ArrayLike,
-    *,
-    n0: float = 2,
-    rng: np.random.Generator,
-    permutations: int = 1000,
-) -> dict[str, dict[str, float]]:
-    """Distribution of the metrics when the model's ranks are randomly permuted.
-
-    The shuffled vector keeps the model's ties (items ranked last together stay tied), so
-    for a model without ties this is a uniformly random ranking of the same ``n`` items.
-
-    Returns
-    -------
-    dict
-        For each of ``rho_w``, ``tau_w`` and ``rho``: ``mean``, ``sd``, ``low`` and ``high``
-        (2.5th and 97.5th percentiles). (Kendall's tau is left out: it costs as much as
-        tau_w, and its chance distribution is known, mean 0 and variance
-        ``2 (2n + 5) / (9 n (n - 1))`` without ties.)
-    """
-    gen = check_generator(rng)
-    count = check_int(permutations, "permutations", minimum=2)
-    gold = np.asarray(gold_ranks, dtype=np.float64)
-    model = np.asarray(model_ranks, dtype=np.float64)
-    rows = max(1, ELEMENTS_PER_CHUNK // max(model.size, 1))
-    samples = {metric: np.empty(count) for metric in CHANCE_METRICS}
-    for first in range(0, count, rows):
-        size = min(rows, count - first)
-        shuffled = gen.permuted(np.broadcast_to(model, (size, model.size)), axis=1)
-        values = rank_correlations(gold, shuffled, n0, CHANCE_METRICS)
-        for metric in CHANCE_METRICS:
-            samples[metric][first : first + size] = values[metric]
-    summary = {}
-    for metric, drawn in samples.items():
-        low, high = np.percentile(drawn, [2.5, 97.5])
-        summary[metric] = {
-            "mean": float(np.mean(drawn)),
-            "sd": float(np.std(drawn, ddof=1)),
-            "low": float(low),
-            "high": float(high),
-        }
-    return summary
 
 
 def scopes_of(
@@ -151,7 +99,7 @@ def scopes_of(
 def _point_metrics(
     gold: GoldStandard, scores: FloatArray, scopes: list[Scope], *, n0: float
 ) -> list[dict[str, Any]]:
-    """Every scope's counts and metrics (the chance level is added by :func:`_with_chance`).
+    """Every scope's counts and metrics (the chance level is added by :func:`with_chance`).
     Scopes of one size are computed together, one row each: a target study's many small
     targets cost a few vectorised calls, not one each."""
     results = []
@@ -177,37 +125,6 @@ def _point_metrics(
             for row, index in enumerate(chunk):
                 results[index].update({m: float(values[m][row]) for m in METRIC_NAMES})
     return results
-
-
-def _chance_key(gold: GoldStandard, scope: Scope) -> bytes | None:
-    """What a scope's chance level depends on: the multisets of its gold and model ranks (a
-    random permutation of one against the other). Scopes with one key share one baseline: the
-    targets of a target study of one size, without ties, cost one."""
-    if scope.items.size < 2:
-        return None
-    gold_ranks = np.sort(rank_rows(gold.ranks[scope.items]))
-    return gold_ranks.tobytes() + b"|" + np.sort(scope.model_ranks).tobytes()
-
-
-def _chance_of(
-    gold: GoldStandard, scope: Scope, *, n0: float, rng: np.random.Generator, permutations: int
-) -> dict[str, dict[str, float]]:
-    gold_ranks = rank_rows(gold.ranks[scope.items])
-    return chance_baseline(gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations)
-
-
-def _with_chance(result: dict[str, Any], chance: dict[str, dict[str, float]] | None) -> None:
-    """The chance level of a scope's metrics, and how many sd the model lies above it."""
-    result["chance"] = chance
-    if chance is None:
-        result["z"] = None
-        return
-    result["z"] = {
-        metric: (result[metric] - chance[metric]["mean"]) / chance[metric]["sd"]
-        if chance[metric]["sd"] > 0
-        else None
-        for metric in ("rho_w", "tau_w")
-    }
 
 
 def _study_estimator(
@@ -419,14 +336,14 @@ def _model_reports(
         scopes = scopes_of(gold, scores, missing)
         all_scopes[name] = scopes
         children = rng.spawn(len(scopes))  # one chance generator per scope, in order
-        keys = [_chance_key(gold, scope) for scope in scopes]
+        keys = [chance_key(gold, scope) for scope in scopes]
         first: dict[bytes, int] = {}
         for index, key in enumerate(keys):
             if key is not None:
                 first.setdefault(key, index)
         chances = {
             key: pool.submit(
-                _chance_of,
+                chance_of,
                 gold,
                 scopes[index],
                 n0=n0,
@@ -437,7 +354,7 @@ def _model_reports(
         }
         points = _point_metrics(gold, scores, scopes, n0=n0)
         for point, key in zip(points, keys, strict=True):
-            _with_chance(point, None if key is None else chances[key].result())
+            with_chance(point, None if key is None else chances[key].result())
         report = {"name": name, **points[0]}
         per_target_retrieval = None
         if gold.targets is not None:

@@ -12,17 +12,15 @@ from .prediction import (
 )
 from .studies import (
     METRICS,
-    PUBLISHED_TABLE2,
     TABLE2_DESIGNS,
-    VARIANTS,
     SimulationSummary,
-    Variant,
     rank_metrics,
     run_simulations,
     simulate_study,
-    table2,
-    variant_similarity,
+    target_similarities,
 )
+from .table2 import table2
+from .variants import PUBLISHED_TABLE2, VARIANTS, Variant, variant_similarity
 from .votes import (
     simulate_study_votes,
 )
@@ -42,6 +40,7 @@ __all__ = [
     "SimulationSummary",
     "smallest_m",
     "table2",
+    "target_similarities",
     "Variant",
     "variant_similarity",
 ]

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,13 +20,9 @@ from scipy import stats
 from .._validation import FloatArray, IntArray, check_alpha, check_generator, check_int
 from ..ballots.driver import BallotDriver, Purpose
 from ..crowd.voters import (
-    Amplitude,
     SimulatedCrowd,
     VoterSource,
     assign_voters,
-    load_similarities,
-    paper_embedding_similarities,
-    similarity_for,
     true_ranks,
 )
 from ..designs import Design, Uniform, get_design
@@ -35,104 +30,22 @@ from ..evaluation.metrics import kendall, weighted_kendall, weighted_spearman
 from ..protocol.bradley_terry import DEFAULT_BT_ALPHA
 from ..protocol.closing import ESTIMATORS, Estimator
 from ..protocol.scores import ranks_within_groups
+from .variants import Variant, _variant, variant_similarity
 
 __all__ = [
     "METRICS",
-    "PUBLISHED_TABLE2",
     "TABLE2_DESIGNS",
-    "VARIANTS",
     "SimulationSummary",
-    "Variant",
     "rank_metrics",
     "run_simulations",
     "simulate_study",
-    "table2",
     "target_similarities",
-    "variant_similarity",
 ]
 
 METRICS: tuple[str, ...] = ("rho_w", "tau_w", "rho", "tau")
 TABLE2_DESIGNS: tuple[str, ...] = ("uniform", "adaptive")
 DesignChoice = str | Design
 Designs = Sequence[DesignChoice] | Mapping[str, Design]
-
-
-@dataclass(frozen=True)
-class Variant:
-    """Which reading of the protocol a simulation follows (docs/science.md, Table 2).
-
-    ``paper`` follows the paper's text; ``reference-code`` switches on the six departures
-    of the authors' simulation code, which produced the published Table 2.
-    """
-
-    name: str
-    amplitude: Amplitude  # 1: sigma_v * z (1 - z) instead of sigma_v * (1 - z^2)
-    sqrt_power_law: bool  # 2: power law without the square root when False
-    lagged_running_mean: bool  # 3: ybar^(k) = ((k-2) ybar + y) / (k-1)
-    select_by: str  # 4: "x" selects by the current ballot's Borda score
-    swapped_metrics: bool  # 5: "item at estimated rank r" against "true rank of item r"
-    budget_uniform_m: bool  # 6: False uses round(M (1 - alpha^n_b) / (1 - alpha))
-
-
-VARIANTS: dict[str, Variant] = {
-    "paper": Variant("paper", "paper", True, False, "score", False, True),
-    "reference-code": Variant("reference-code", "reference-code", False, True, "x", True, False),
-}
-
-# Table 2 of the paper: mean and sd over 50 simulations (990 items, M=20, alpha=0.5, n_b=7).
-PUBLISHED_TABLE2: dict[tuple[str, str], dict[str, tuple[float, float]]] = {
-    ("exponential", "uniform"): {
-        "rho_w": (0.778, 0.058),
-        "tau_w": (-0.11, 0.20),
-        "rho": (0.8097, 0.0088),
-        "tau": (0.6265, 0.0091),
-    },
-    ("exponential", "adaptive"): {
-        "rho_w": (0.9452, 0.0028),
-        "tau_w": (0.66, 0.17),
-        "rho": (0.8015, 0.0087),
-        "tau": (0.6330, 0.0098),
-    },
-    ("power_law", "uniform"): {
-        "rho_w": (0.800, 0.062),
-        "tau_w": (-0.11, 0.20),
-        "rho": (0.9713, 0.0013),
-        "tau": (0.8491, 0.0035),
-    },
-    ("power_law", "adaptive"): {
-        "rho_w": (0.9800, 0.0014),
-        "tau_w": (0.63, 0.18),
-        "rho": (0.9632, 0.0019),
-        "tau": (0.8406, 0.0040),
-    },
-    ("embedding", "uniform"): {
-        "rho_w": (0.741, 0.058),
-        "tau_w": (-0.11, 0.21),
-        "rho": (0.7229, 0.0078),
-        "tau": (0.5463, 0.0072),
-    },
-    ("embedding", "adaptive"): {
-        "rho_w": (0.9146, 0.0042),
-        "tau_w": (0.73, 0.12),
-        "rho": (0.7258, 0.0093),
-        "tau": (0.5611, 0.0097),
-    },
-}
-
-
-def _variant(variant: str | Variant) -> Variant:
-    if isinstance(variant, Variant):
-        return variant
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {tuple(VARIANTS)}, got {variant!r}")
-    return VARIANTS[variant]
-
-
-def variant_similarity(
-    distribution: str, n_items: int, variant: str | Variant = "paper"
-) -> FloatArray:
-    """:func:`ranking.similarity_for` as ``variant`` reads it (its power law)."""
-    return similarity_for(distribution, n_items, sqrt_power_law=_variant(variant).sqrt_power_law)
 
 
 def target_similarities(
@@ -462,63 +375,3 @@ def run_simulations(
         for label in by_label
     }
     return SimulationSummary(values, comparisons, time.perf_counter() - start)
-
-
-def table2(
-    *,
-    variant: str | Variant = "paper",
-    sims: int = 50,
-    seed: int = 0,
-    embedding_csv: str | Path | None = None,
-    estimator: Estimator = "rescaled_borda",
-    jobs: int = 1,
-    progress: Callable[[int], Any] | None = None,
-) -> dict[str, Any]:
-    """The setting of the paper's Table 2 (990 items, M=20, alpha=0.5, n_b=7, 100 voters).
-
-    The embedding rows use the paper's similarities shipped with the package, or the CSV file
-    ``embedding_csv`` (column ``similarity``) when given; ``jobs`` worker
-    processes share the simulations without changing the result. Returns the JSON
-    object printed by ``python -m ranking.simulate table2 --json``; each row also carries
-    ``published`` (the paper's mean and sd) when the paper reports that cell.
-    """
-    chosen = _variant(variant)
-    distributions: list[tuple[str, FloatArray]] = [
-        (name, variant_similarity(name, 990, chosen)) for name in ("exponential", "power_law")
-    ]
-    embedding = (
-        paper_embedding_similarities()
-        if embedding_csv is None
-        else load_similarities(embedding_csv)
-    )
-    distributions.append(("embedding", embedding))
-    start = time.perf_counter()
-    rows = []
-    comparisons: dict[str, int] = {}
-    for offset, (name, z) in enumerate(distributions):
-        summary = run_simulations(
-            z,
-            sims=sims,
-            seed=seed + 1000 * offset,
-            variant=chosen,
-            estimator=estimator,
-            jobs=jobs,
-            progress=progress,
-        )
-        comparisons = summary.comparisons
-        for design in TABLE2_DESIGNS:
-            row: dict[str, Any] = {"distribution": name, "design": design}
-            row.update(summary.mean_sd(design))
-            published = PUBLISHED_TABLE2.get((name, design))
-            if published is not None:
-                row["published"] = {metric: list(published[metric]) for metric in METRICS}
-            rows.append(row)
-    return {
-        "variant": chosen.name,
-        "estimator": estimator,
-        "sims": sims,
-        "seed": seed,
-        "seconds": round(time.perf_counter() - start, 3),
-        "comparisons": comparisons,
-        "rows": rows,
-    }

@@ -1,40 +1,17 @@
-"""The data of a study: its areas, tokens and items, its ballots, comparisons, votes and scores.
-
-Item ids used by ``ranking`` are ``Item.index`` (0..N-1 in the study's item order), so the
-collector hands plain arrays to the library and back.
-"""
+"""A study, its areas, tokens and items, its ballots, voters, comparisons, votes and scores."""
 
 from __future__ import annotations
 
-import secrets
-
 from django.conf import settings
-from django.core.files.storage import Storage, storages
 from django.db import models
 from django.db.models import F, Q
-from django.db.models.signals import post_delete
-from django.dispatch import receiver
 
-DEFAULT_QUESTION = "Which pair is more related?"
-# A target study's question: a template, {target} replaced by each comparison's target.
-DEFAULT_TARGET_QUESTION = "Which is more related to {target}?"
-
-
-def new_completion_code() -> str:
-    return secrets.token_hex(4).upper()
-
-
-def new_voter_token() -> str:
-    return secrets.token_urlsafe(24)
-
-
-def new_pseudonym() -> str:
-    return "v-" + secrets.token_hex(6)
-
-
-def evaluation_uploads() -> Storage:
-    """Where uploaded model files wait for their evaluation's job (``EVALUATION_UPLOAD_DIR``)."""
-    return storages["evaluation_uploads"]
+from collector.models import (
+    DEFAULT_QUESTION,
+    new_completion_code,
+    new_pseudonym,
+    new_voter_token,
+)
 
 
 def _code(help_text: str = "") -> models.CharField:
@@ -416,132 +393,3 @@ class VoidedVote(models.Model):
 
     def __str__(self) -> str:
         return f"voided vote on comparison {self.comparison_id}"
-
-
-class AttentionCheck(models.Model):
-    """A comparison with a known answer: an obviously related pair against an obviously
-    unrelated one. Shown among the ballots' comparisons, never scored.
-
-    The two pairs get item ids from the items' sequence, so a check looks like any comparison
-    to the voting API.
-    """
-
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="checks")
-    related_a = models.CharField(max_length=200)
-    related_b = models.CharField(max_length=200)
-    unrelated_a = models.CharField(max_length=200)
-    unrelated_b = models.CharField(max_length=200)
-    related_item_id = models.BigIntegerField()
-    unrelated_item_id = models.BigIntegerField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["study", "id"]
-
-    def __str__(self) -> str:
-        return f"{self.related_a} – {self.related_b} over {self.unrelated_a} – {self.unrelated_b}"
-
-
-class CheckAnswer(models.Model):
-    """One attention check shown to a voter, and their answer once given.
-
-    Its id comes from the comparisons' sequence: the voting API hands it out as a comparison id.
-    """
-
-    id = models.BigIntegerField(primary_key=True)
-    voter = models.ForeignKey(Voter, on_delete=models.CASCADE, related_name="check_answers")
-    attention_check = models.ForeignKey(
-        AttentionCheck, on_delete=models.CASCADE, related_name="answers"
-    )
-    ballot_id = models.BigIntegerField(null=True, blank=True)
-    related_left = models.BooleanField()
-    choice = models.CharField(max_length=5, choices=Vote.Choice.choices, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
-    response_ms = models.PositiveIntegerField(null=True, blank=True)
-    shown_at = models.DateTimeField()
-    answered_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        indexes = [models.Index(fields=["voter", "id"], name="checkanswer_voter")]
-
-    def __str__(self) -> str:
-        return f"check {self.attention_check_id} for {self.voter_id}: {self.choice or 'pending'}"
-
-
-class Evaluation(models.Model):
-    """A semantic model scored against a finished study's gold ranking (one per study and name).
-
-    The upload is stored (``upload``) and the request answers at once; the background job reads
-    and checks the file, keeps the model's score per item in ``item_scores`` (``Item.index``
-    order, None where the model has no score; the column is null until the file is read) and
-    removes the file; then it computes the metrics, the chance baseline and the voter
-    bootstrap, reporting ``progress``. A file that cannot be read is ``refused`` with the
-    reason (and the line) in ``error``, and nothing is scored.
-    """
-
-    class Source(models.TextChoices):
-        SCORES = "scores", "Scores per item (CSV/TSV)"
-        VECTORS = "vectors", "Word vectors"
-
-    class Missing(models.TextChoices):
-        SKIP = "skip", "Skip unscored items"
-        LAST = "last", "Rank unscored items last"
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        REFUSED = "refused", "Refused"
-
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="evaluations")
-    name = models.CharField(max_length=100)
-    source = models.CharField(max_length=8, choices=Source.choices)
-    source_detail = models.CharField(
-        max_length=300, blank=True, help_text="File name, vectors format and reading rules."
-    )
-    item_scores = models.JSONField(
-        null=True, blank=True, help_text="The model's score per item, in Item.index order."
-    )
-    upload = models.FileField(
-        storage=evaluation_uploads,
-        blank=True,
-        max_length=200,
-        help_text="The uploaded file until its job has read it.",
-    )
-    file_name = models.CharField(max_length=255, blank=True, help_text="The upload's own name.")
-    vectors_format = models.CharField(max_length=16, blank=True, help_text="Empty: detected.")
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the job running it."
-    )
-    missing = models.CharField(
-        max_length=4,
-        choices=Missing.choices,
-        default=Missing.SKIP,
-        help_text="What the metrics do with items the model has no score for.",
-    )
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
-    progress = models.FloatField(default=0.0)
-    error = models.TextField(blank=True)
-    result = models.JSONField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["study", "created_at"]
-        constraints = [
-            models.UniqueConstraint(fields=["study", "name"], name="evaluation_unique_name"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} on {self.study}"
-
-
-@receiver(post_delete, sender=Evaluation)
-def _remove_evaluation_upload(sender: type, instance: Evaluation, **_kwargs: object) -> None:
-    """An evaluation removed before its file was read (or a study deleted) leaves no file."""
-    if instance.upload:
-        instance.upload.delete(save=False)
