@@ -9,6 +9,7 @@ from django.core.management import CommandError
 from django.db.models import Count
 
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
+from collector.staff import study_figures
 from collector.studies import creating, lifecycle
 from ranking import BallotDriver, get_design, read_gold, read_votes, rescore
 from ranking.ballots import Purpose, stream
@@ -89,6 +90,9 @@ def test_a_swiss_study_runs_end_to_end_with_the_worker(celery_worker, tmp_path):
     replayed = rescore(read_votes(votes_csv, gold), np.random.default_rng(0))
     assert gold.scores is not None
     assert np.allclose(replayed, gold.scores, equal_nan=True)
+    # Every figure draws for a Swiss study, the rescaling of ballots 2 and 3 among them.
+    names = [figure.name for figure in study_figures.study_figures(study)]
+    assert {"rescaling-2", "rescaling-3"} <= set(names) and len(names) >= 5
 
 
 def test_the_engine_makes_the_same_pairs_as_the_library_driver_for_the_same_votes(monkeypatch):
