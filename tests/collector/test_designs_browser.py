@@ -34,6 +34,7 @@ def test_a_swiss_study_is_voted_in_the_browser_and_closed_by_the_worker(
         page.get_by_role("button", name="I agree – start").click()
         expect(page.get_by_role("heading", name=study.question)).to_be_visible()
         for answered, key in enumerate(("left", "1", "right"), start=1):
+            expect(page.locator("#choice-left")).to_be_enabled()  # the script handles keys
             if key == "1":
                 page.keyboard.press("1")
             else:

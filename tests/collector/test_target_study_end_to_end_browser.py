@@ -221,6 +221,7 @@ def test_a_target_study_of_real_words_runs_end_to_end(
         expect(voter_page.locator("#question")).to_have_text(f"Which is more related to {target}?")
         expect(voter_page.locator("#left-text")).to_have_text(c.item_left.token_b.text)
         expect(voter_page.locator("#right-text")).to_have_text(c.item_right.token_b.text)
+        expect(voter_page.locator("#choice-left")).to_be_enabled()  # the script handles keys
         if how == "click-left":
             shot(voter_page, "e2e-voter-vote")
         if how.startswith("click-"):

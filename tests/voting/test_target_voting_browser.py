@@ -41,6 +41,8 @@ def expect_shown(page: Page, c: Comparison, question: str) -> None:
     expect(page.locator("#question .target-word")).to_have_text(target)
     expect(page.locator("#left-text")).to_have_text(c.item_left.token_b.text)
     expect(page.locator("#right-text")).to_have_text(c.item_right.token_b.text)
+    # The buttons are enabled once the page's script handles clicks and keys.
+    expect(page.locator("#choice-left")).to_be_enabled()
 
 
 def test_a_voter_answers_a_target_study_with_clicks_and_keys(live_server, browser):
