@@ -7,10 +7,10 @@ import pytest
 from django.core.management import CommandError
 
 from collector import jobs
-from collector.models import Comparison, Voter
+from collector.models import CheckAnswer, Comparison, Voter
 from collector.voting import store
 from tests.collector.helpers import simulate
-from tests.factories import make_study
+from tests.factories import add_checks, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -50,3 +50,13 @@ def test_a_paused_study_is_refused_before_any_vote():
     with pytest.raises(CommandError, match="is paused"):
         simulate(study)
     assert not Voter.objects.filter(study=study).exists()
+
+
+def test_a_study_with_attention_checks_is_answered_and_its_checks_passed():
+    study = make_study(n_tokens=8, n_ballots=2, m=4)
+    add_checks(study, 2, every=4)
+    simulate(study, voters=8)
+    answers = CheckAnswer.objects.filter(voter__study=study)
+    assert answers.exists() and not answers.filter(choice="").exists()
+    assert set(answers.values_list("passed", flat=True)) == {True}  # simulated voters are careful
+    assert study.ballots.get(number=1).status != "open"

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 import ranking
 from collector.management.commands._common import get_study, wait_until_closed
-from collector.models import Ballot, Comparison, Study, Voter
+from collector.models import Ballot, CheckAnswer, Comparison, Study, Voter
 from collector.studies.designs import study_groups
 from collector.voting import store
 
@@ -73,6 +73,10 @@ class Command(BaseCommand):
                 comparison = store.next_comparison(people[v])
                 if comparison is None:
                     active.remove(v)  # at the cap, or nothing this voter may answer
+                    continue
+                if comparison.item_left.index < 0:  # an attention check: a careful voter passes
+                    related_left = CheckAnswer.objects.get(pk=comparison.pk).related_left
+                    store.record_vote(people[v], comparison.pk, "left" if related_left else "right")
                     continue
                 pair = [[comparison.item_left.index, comparison.item_right.index]]
                 score = float(crowd.answer(pair, [v])[0])
