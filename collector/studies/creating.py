@@ -105,12 +105,10 @@ class Plan:
         if self.targets is not None:
             sizes, advice = self.targets, advise_design(self.targets)
             lines += [
-                ("Targets", f"{sizes.size}, of {sizes.min()} to {sizes.max()} candidates "
-                            f"(median {np.median(sizes):g}); each ranked on its own"),
+                ("Targets", f"{sizes.size}, {_candidates(sizes)}; each ranked on its own"),
                 ("Comparisons in all", f"{self.driver.total_comparisons:,}"),
-                ("Recommended design", " ".join([advice.design, *(
-                    f"({k} {v})" for k, v in advice.options.items())]) + f": {advice.reason}"),
-            ]  # fmt: skip
+                ("Recommended design", f"{advice.describe()}: {advice.reason}"),
+            ]
             return lines
         if self.driver.n_ballots == 1:
             return lines + [
@@ -206,14 +204,19 @@ def target_warnings(sizes: np.ndarray, largest: StudyPlan) -> list[str]:
     return warnings
 
 
+def _candidates(sizes: np.ndarray) -> str:
+    return (
+        f"candidates per target from {sizes.min()} to {sizes.max()} (median {np.median(sizes):g})"
+    )
+
+
 def target_summary(planned: Plan, *, warnings: bool) -> list[str]:
     """A target study's plan as text lines: its targets, ballots and advice."""
     sizes = planned.targets
     assert sizes is not None
     advice = advise_design(sizes)
     lines = [
-        f"Target study: {sizes.size} targets, {int(sizes.sum())} items; candidates per "
-        f"target from {sizes.min()} to {sizes.max()} (median {np.median(sizes):g}).",
+        f"Target study: {sizes.size} targets, {int(sizes.sum())} items; {_candidates(sizes)}.",
         "Every comparison pairs two candidates of one target; each target is ranked on its own.",
         "",
         "  ballot  items  comparisons  (per target: smallest - largest)",
@@ -224,8 +227,7 @@ def target_summary(planned: Plan, *, warnings: bool) -> list[str]:
             f"({plan_k.sizes.min()} - {plan_k.sizes.max()} candidates, M = {plan_k.nominal_m})"
         )
     lines += ["", f"Total: {planned.driver.total_comparisons:,} comparisons."]
-    name = advice.design + "".join(f", {k} {v}" for k, v in advice.options.items())
-    lines += ["", f"Recommended design: {name} ({advice.reason})."]
+    lines += ["", f"Recommended design: {advice.describe()}: {advice.reason}."]
     if warnings and planned.warnings:
         lines += ["", "Warnings (Section 2.7):", *[f"  - {w}" for w in planned.warnings]]
     return lines

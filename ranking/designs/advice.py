@@ -24,6 +24,11 @@ class Advice:
     options: dict[str, int] = field(default_factory=dict)
     reason: str = ""
 
+    def describe(self) -> str:
+        """The design and its options, as ``swiss (window 3)``."""
+        shown = ", ".join(f"{k} {v}" for k, v in self.options.items())
+        return f"{self.design} ({shown})" if shown else self.design
+
 
 def advise_design(candidates: npt.ArrayLike) -> Advice:
     """The design for targets of ``candidates`` candidates each (their median decides).

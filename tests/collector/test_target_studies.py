@@ -68,7 +68,7 @@ def test_create_study_makes_a_target_study_with_the_target_question(tmp_path) ->
         "target 00", "target 00", "cand 00.00", "positive"
     )  # fmt: skip
     assert "Target study: 3 targets, 57 items; candidates per target from 12 to 25" in out
-    assert "Recommended design: swiss, window 3" in out  # median 20 candidates
+    assert "Recommended design: swiss (window 3)" in out  # median 20 candidates
     with pytest.raises(CommandError, match="--targets makes a target study"):
         create_target_study(tmp_path, targets_csv([3, 3]), "--tokens", str(tmp_path / "x.csv"))
     with pytest.raises(CommandError, match="line 3: target 'dog' has 1 candidate"):
@@ -122,7 +122,7 @@ def test_the_plan_of_a_target_study_is_per_target_with_its_warnings_and_advice()
     areas = importing.parse_targets(targets_csv([3, 8, 9, 10]), max_bytes=10_000)
     preview = creating.preview_study(areas, 4, 0.5, 20, "adaptive", 0, targets=True)
     totals = dict(preview["totals"])
-    assert totals["Targets"].startswith("4, of 3 to 10 candidates (median 8.5)")
+    assert totals["Targets"].startswith("4, candidates per target from 3 to 10 (median 8.5)")
     assert totals["Recommended design"].startswith("round_robin: targets of about 8.5")
     assert preview["ballots"][1][0] == 2 + 4 + 5 + 5  # Eq. 2 per target, two at least
     assert any("too small for 4 ballots" in w for w in preview["warnings"])

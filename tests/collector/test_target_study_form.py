@@ -54,7 +54,7 @@ def test_the_form_previews_a_target_list_per_target_then_creates_the_target_stud
         spread = str(min(sizes)) if min(sizes) == max(sizes) else f"{min(sizes)}–{max(sizes)}"
         expected.append((str(k + 1), str(sum(sizes)), spread, "20", str(sum(sizes) * 10)))
     assert rows == expected
-    assert "<dt>Targets</dt><dd>4, of 3 to 10 candidates (median 8.5)" in preview
+    assert "<dt>Targets</dt><dd>4, candidates per target from 3 to 10 (median 8.5)" in preview
     assert "<dt>Recommended design</dt><dd>round_robin: targets of about 8.5 candidates" in preview
     # Section 2.7 per target: alpha >~ (2/N)^(1/(n_b-1)) fails for every target here.
     small = [n for n in SIZES if (2 / n) ** (1 / 3) > 0.5]
