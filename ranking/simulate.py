@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .crowd.model import CrowdModel
-from .designs import DESIGNS, Design, get_design
+from .designs import DESIGNS, Design, get_design, given_options, registered_options
 from .protocol.closing import ESTIMATORS
 from .simulation.prediction import prediction_similarities
 from .simulation.studies import (
@@ -143,17 +143,13 @@ def _setting_arguments(sub: argparse.ArgumentParser) -> None:
         "csv: a sample each); metrics are the mean over targets",
     )
     sub.add_argument("--candidates", type=int, default=None, help="candidates per target")
-    seen: set[str] = set()
-    for design in DESIGNS.values():
-        for parameter in design.parameters:
-            if parameter.name not in seen:
-                seen.add(parameter.name)
-                sub.add_argument(
-                    f"--{parameter.name}",
-                    type=int,
-                    default=None,
-                    help=f"{design.name}: {parameter.help} (default {parameter.default})",
-                )
+    for name, (parameter, designs) in registered_options().items():
+        sub.add_argument(
+            f"--{name}",
+            type=int,
+            default=None,
+            help=f"{', '.join(designs)}: {parameter.help} (default {parameter.default})",
+        )
 
 
 @contextmanager
@@ -194,17 +190,7 @@ def _format_rows(rows: list[dict[str, Any]]) -> str:
 
 def _designs(args: argparse.Namespace, names: Sequence[str]) -> list[Design]:
     """The named designs with the options given on the command line (their own only)."""
-    designs = []
-    for name in names:
-        if name not in DESIGNS:
-            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {name!r}")
-        options = {
-            p.name: getattr(args, p.name)
-            for p in DESIGNS[name].parameters
-            if getattr(args, p.name) is not None
-        }
-        designs.append(get_design(name, options))
-    return designs
+    return [get_design(name, given_options(name, vars(args))) for name in names]
 
 
 def _simulate(

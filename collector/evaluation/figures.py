@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from collector.models import Evaluation, Item
+from collector.studies.designs import study_groups
 from ranking.protocol import group_members
 
 _MAX_POINTS = 20_000  # beyond this many items, the best-ranked are drawn and the rest sampled
@@ -49,9 +50,8 @@ def _ranks_within_targets(
     """Gold and model ranks within each target, over its scored candidates."""
     from scipy.stats import rankdata
 
-    target = np.array(
-        Item.objects.filter(study=study).order_by("index").values_list("area__position", flat=True)
-    )
+    target = study_groups(study)
+    assert target is not None
     gold_ranks, model_ranks = [], []
     for members in group_members(target):
         mine = members[scored[members]]

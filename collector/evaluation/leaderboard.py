@@ -196,16 +196,17 @@ def targets(evaluation: Evaluation) -> list[dict[str, Any]]:
     return result
 
 
-def target_table(study: Study, models: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every target of a target study with each finished model's rho_w on it (the leaderboard's
-    order): ``{"target", "n_items", "rho_w": [value or None per model]}``."""
-    done = [r for r in models if r.get("macro_rho_w") is not None]
-    per_model = []
-    for r in done:
-        result = Evaluation.objects.filter(pk=r["id"]).values_list("result", flat=True).first()
-        per_model.append({t["target"]: t for t in _get(result, "targets") or []})
+def target_table(board: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The finished models of a target study's leaderboard (:func:`rows`, in its order) and
+    every target with each one's rho_w: ``{"target", "n_items", "rho_w": [value or None per
+    model]}``."""
+    done = [r for r in board if r.get("macro_rho_w") is not None]
+    results = dict(
+        Evaluation.objects.filter(pk__in=[r["id"] for r in done]).values_list("pk", "result")
+    )
+    per_model = [{t["target"]: t for t in _get(results[r["id"]], "targets") or []} for r in done]
     names = sorted({name for found in per_model for name in found})
-    return [
+    table = [
         {
             "target": name,
             "n_items": next((f[name].get("n_items") for f in per_model if name in f), None),
@@ -213,3 +214,4 @@ def target_table(study: Study, models: list[dict[str, Any]]) -> list[dict[str, A
         }
         for name in names
     ]
+    return done, table

@@ -29,7 +29,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from collector.evaluation.study_data import gold_of, votes_of
-from collector.evaluation.submitting import EvaluationRefused, discard_upload, read_item_scores
+from collector.evaluation.submitting import (
+    PENDING,
+    EvaluationRefused,
+    discard_upload,
+    read_item_scores,
+)
 from collector.models import Evaluation
 from collector.studies.designs import Purpose, study_rng
 from ranking.evaluation import evaluate
@@ -60,7 +65,7 @@ def run_evaluation(evaluation_id: int, progress: Callable[[int, int], object] | 
         evaluation = (
             Evaluation.objects.select_for_update().select_related("study").get(pk=evaluation_id)
         )
-        if evaluation.status not in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING):
+        if evaluation.status not in PENDING:
             return f"evaluation {evaluation_id} is {evaluation.status} already"
         beat = evaluation.heartbeat_at
         alive = beat is not None and timezone.now() - beat < ALIVE_FOR

@@ -18,7 +18,6 @@ member's study is a 404.
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 from django.shortcuts import get_object_or_404
@@ -122,13 +121,13 @@ class ComparisonsView(_StudyView):
         study = self.study(request, slug)
         after, limit = _paging(request)
         try:
-            count, rows = target_exports.comparisons_rows(study)
+            count, rows = target_exports.comparisons_rows(study, after, after + limit)
         except target_exports.NotATargetStudy as exc:
             raise NotFound(str(exc)) from None
         header = target_exports.COMPARISONS_HEADER
         results = [
             {"row": after + offset + 1, **dict(zip(header, row, strict=True))}
-            for offset, row in enumerate(islice(rows, after, after + limit))
+            for offset, row in enumerate(rows)
         ]
         return _page(request, results, "row", limit, count)
 

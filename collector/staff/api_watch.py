@@ -29,7 +29,6 @@ from collector.models import Voter
 from collector.staff import crowd, live, study_figures, study_page, voters
 from collector.staff.api import ERRORS, Conflict, _StudyView
 from collector.studies import attention_checks, importing
-from collector.studies.designs import study_design, study_groups
 from collector.voting import store
 
 
@@ -191,9 +190,5 @@ class CrowdView(_StudyView):
             raise Conflict(str(exc)) from None
         body = {"summary": fitted["summary"], "crowd": fitted["model"]}
         if request.query_params.get("predict") in ("1", "true", "yes"):
-            body["prediction"] = crowd.predict(
-                fitted, study.items.count(), study.m, study.alpha, study.n_ballots, study.seed,
-                design=study_design(study), estimator=study.estimator,
-                groups=study_groups(study),
-            )  # fmt: skip
+            body["prediction"] = crowd.predict_plan(fitted, study)
         return Response(body)

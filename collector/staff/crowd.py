@@ -27,9 +27,9 @@ from collector.access import download, get_study, staff_required, visible_studie
 from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
 from collector.studies import bulk_sql
-from collector.studies.designs import Purpose, driver, study_design, study_groups, study_rng
+from collector.studies.designs import Purpose, study_design, study_groups, study_rng
 from ranking.designs import DEFAULT_DESIGN, DESIGNS, PAPER_DESIGN, Design, get_design
-from ranking.simulation import smallest_m
+from ranking.simulation import design_costs
 
 MAX_VOTES = 50_000  # votes a fit reads at most (a seeded sample beyond)
 MIN_VOTES = 50  # fewer: no fit
@@ -113,36 +113,36 @@ def predict(
     designs = [chosen, *(get_design(name) for name in DESIGNS if name != chosen.name)]
     common: dict[str, Any] = {
         "alpha": alpha, "n_ballots": n_ballots, "n_voters": PREDICTION_VOTERS, "seed": seed,
-        "estimator": cast(ranking.protocol.Estimator, estimator), "groups": groups,
-        "sims": PREDICTION_SIMS,
+        "groups": groups, "sims": PREDICTION_SIMS,
     }  # fmt: skip
+    rule = cast(ranking.protocol.Estimator, estimator)
     try:
         prediction = ranking.predict_study(
-            model, n_items, m=m, designs=designs,
-            **{k: v for k, v in common.items() if k != "estimator"}, estimators=estimator,
-        ).as_dict()  # fmt: skip
+            model, n_items, m=m, designs=designs, estimators=rule, **common
+        ).as_dict()
     except ValueError as exc:
         return {"refused": f"this plan cannot be simulated: {exc}"}
-    by_name = {row["design"]: row for row in prediction["rows"]}
     for row in prediction["rows"]:
         row["comparisons"] = prediction["comparisons"][row["design"]]
         row["chosen"] = row["design"] == chosen.name
-    paper = by_name[PAPER_DESIGN]["rho_w"][0]
+    paper = next(r["rho_w"][0] for r in prediction["rows"] if r["design"] == PAPER_DESIGN)
     goal = paper if target is None else target
-    cost = []
-    for each in designs:
-        found: int | None
-        if target is None and each.name == PAPER_DESIGN:
-            found, reached = m, paper  # the reference reaches itself at the planned M
-        else:
-            found, reached = smallest_m(model, n_items, goal, design=each, m_max=2 * m, **common)
-        comparisons = None
-        if found is not None:
-            probe = Study(n_ballots=n_ballots, alpha=alpha, m=found, seed=seed)
-            comparisons = driver(probe, n_items, design=each, groups=groups).total_comparisons
-        cost.append({"design": each.name, "m": found, "rho_w": reached, "comparisons": comparisons})
+    # Without a target asked, the paper's design reaches its own figure at the planned M.
+    reached = {PAPER_DESIGN: (m, paper)} if target is None else None
+    cost = design_costs(
+        model, n_items, goal, designs, m_max=2 * m, reached=reached, estimator=rule, **common
+    )
     return {**prediction, "target": goal, "asked": target is not None, "m_max": 2 * m,
             "cost": cost}  # fmt: skip
+
+
+def predict_plan(crowd: dict[str, Any], study: Study) -> dict[str, Any]:
+    """:func:`predict` for the study's own plan (items, M, alpha, ballots, seed, design,
+    estimator and targets) with its own fitted ``crowd``."""
+    return predict(
+        crowd, study.items.count(), study.m, study.alpha, study.n_ballots, seed=study.seed,
+        design=study_design(study), estimator=study.estimator, groups=study_groups(study),
+    )  # fmt: skip
 
 
 def crowd_choices(user: Any) -> list[tuple[str, str]]:
@@ -173,10 +173,7 @@ def _context(study: Study, predict_own: bool) -> dict[str, Any]:
     context["eps_text"] = spread(summary["eps_range"], summary["eps_mean"])
     context["voters"] = crowd["model"]["voters"]
     if predict_own:
-        context["prediction"] = predict(
-            crowd, study.items.count(), study.m, study.alpha, study.n_ballots, seed=study.seed,
-            design=study_design(study), estimator=study.estimator, groups=study_groups(study),
-        )  # fmt: skip
+        context["prediction"] = predict_plan(crowd, study)
     return context
 
 

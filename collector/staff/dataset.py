@@ -22,12 +22,10 @@ from django.db.models import Count, Max, Min
 
 from collector.csv_cells import tsv_lines
 from collector.models import Item, Study, Token, Vote
-from collector.staff.exports import CHUNK, ballots_run
+from collector.staff.exports import CHUNK, ballots_run, gold_scaled
 from collector.staff.target_exports import target_design
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
-
-GOLD_SCALE = 10.0
 
 METRICS = {
     "rho_w": "Weighted Spearman correlation of Eqs. 7 and 9 of the method's paper: squared rank "
@@ -58,7 +56,6 @@ def gold_tsv(study: Study) -> Iterator[str]:
     items = Item.objects.filter(study=study)
     bounds = items.aggregate(lo=Min("final_score"), hi=Max("final_score"))
     lo, hi = bounds["lo"], bounds["hi"]
-    span = (hi - lo) if lo is not None and hi is not None and hi > lo else None
 
     def lines() -> Iterator[str]:
         yield "# token_a\ttoken_b\tscore (0-10, the study's final score scaled linearly)\n"
@@ -70,8 +67,9 @@ def gold_tsv(study: Study) -> Iterator[str]:
                 .values_list("final_rank", "token_a__text", "token_b__text", "final_score")[:CHUNK]
             )
             rows = (
-                [a, b, f"{GOLD_SCALE if span is None else GOLD_SCALE * (score - lo) / span:.6f}"]
+                [a, b, f"{gold_scaled(score, lo, hi):.6f}"]
                 for _rank, a, b, score in page
+                if score is not None  # a ranked item always has its score
             )
             yield from tsv_lines(rows)  # a tab in a token would split its line: a space
             if len(page) < CHUNK:

@@ -20,7 +20,6 @@ from django.views.decorators.http import require_POST
 
 from collector.access import download, get_study, staff_required
 from collector.evaluation import figures, leaderboard, submitting
-from collector.evaluation.leaderboard import stage
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation
 from collector.staff.forms import EvaluationForm
@@ -119,7 +118,7 @@ def evaluation_status(request: HttpRequest, slug: str) -> JsonResponse:
                     "id": e.pk,
                     "name": e.name,
                     "status": e.status,
-                    "stage": stage(e.status, e.reading),  # type: ignore[attr-defined]
+                    "stage": leaderboard.stage(e.status, e.reading),  # type: ignore[attr-defined]
                     "progress": e.progress,
                 }
                 for e in leaderboard.progress_rows(study)

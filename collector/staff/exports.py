@@ -66,6 +66,13 @@ RANKING_FIXED = [
 ]
 RANKING_TARGET = ["target", "candidate", "kind", "rank_in_target"]
 CHUNK = 2000  # rows per page (one query each)
+GOLD_SCALE = 10.0  # the published gold's scores run from 0 to this
+
+
+def gold_scaled(score: float, lo: float, hi: float) -> float:
+    """A final score on the published gold's 0-10 scale: linear from ``lo`` (0) to ``hi`` (10);
+    10 when every score is the same."""
+    return GOLD_SCALE * (score - lo) / (hi - lo) if hi > lo else GOLD_SCALE
 
 
 def ballots_run(study: Study) -> int:

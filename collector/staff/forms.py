@@ -21,7 +21,7 @@ from collector.models import Evaluation, Study
 from collector.staff.study_forms import TEXT_FIELDSETS, StudyTextsFields
 from collector.studies import creating, importing, lifecycle, questions
 from collector.studies.designs import design_choices
-from ranking.designs import DEFAULT_DESIGN, DESIGNS
+from ranking.designs import DEFAULT_DESIGN, given_options, registered_options
 
 MAX_PER_VOTER_CAP = 1_000_000
 MAX_LEASE_SECONDS = 24 * 3600
@@ -154,17 +154,17 @@ class StudyForm(StudyTextsFields):
         assert isinstance(field, forms.ChoiceField)
         field.choices = [("", "none"), *crowds]
         # Every registered design's options (Swiss's window and cap...), after the design.
-        options: dict[str, list[str]] = {}
-        for design in DESIGNS.values():
-            for parameter in design.parameters:
-                if parameter.name not in self.fields:
-                    self.fields[parameter.name] = forms.IntegerField(
-                        label=f"{parameter.name.capitalize()} ({design.name})",
-                        required=False,
-                        min_value=parameter.minimum,
-                        help_text=f"{parameter.help} Default {parameter.default}.",
-                    )
-                options.setdefault(parameter.name, []).append(design.name)
+        options = registered_options()
+        for name, (parameter, designs) in options.items():
+            self.fields.setdefault(
+                name,
+                forms.IntegerField(
+                    label=f"{name.capitalize()} ({', '.join(designs)})",
+                    required=False,
+                    min_value=parameter.minimum,
+                    help_text=f"{parameter.help} Default {parameter.default}.",
+                ),
+            )
         self.design_option_names = tuple(options)
         self.fieldsets = tuple(
             (legend, help_text, _after(names, "design", self.design_option_names))
@@ -285,10 +285,7 @@ class StudyForm(StudyTextsFields):
 
     def design_options(self) -> dict[str, int]:
         """The chosen design's options that were given (the others take their defaults)."""
-        data = self.cleaned_data
-        design = DESIGNS.get(data.get("design") or "")
-        names = [p.name for p in design.parameters] if design else []
-        return {name: data[name] for name in names if data.get(name) is not None}
+        return given_options(self.cleaned_data.get("design") or "", self.cleaned_data)
 
     def clean(self) -> dict[str, Any]:
         # Every check runs, whatever else failed: the page lists all problems at once.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count
+import numpy as np
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -36,13 +36,14 @@ def render_study_page(
         if row["ballot"].status == row["ballot"].Status.OPEN:
             # Shown before an early close: these items would get no score from this ballot.
             row["items_without_answer"] = lifecycle.items_without_answer(row["ballot"].pk)
+    planned = creating.study_plan(study)
     context: dict[str, Any] = {
         "study": study,
         "progress": progress,
-        "plan": "\n".join(creating.describe_plan(study)),
+        "plan": planned.text(),
         "design": study_design(study).describe(),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
-        "target_counts": target_counts(study) if study.targets else None,
+        "target_counts": target_counts(planned.targets) if planned.targets is not None else None,
     }
     if study.status == Study.Status.RUNNING:
         context.update(interim_ranking(study))
@@ -61,17 +62,15 @@ def render_study_page(
             gold=gold_provenance(study),
         )
         if study.targets:
-            context["target_models"] = [r for r in board if r.get("macro_rho_w") is not None]
-            context["target_table"] = leaderboard.target_table(study, board)
+            context["target_models"], context["target_table"] = leaderboard.target_table(board)
     return render(request, "staff/study_detail.html", context, status=status)
 
 
-def target_counts(study: Study) -> dict[str, int]:
-    """A target study's targets, candidates, and the fewest and most candidates of a target."""
-    per_target = study.items.order_by().values("area").annotate(n=Count("id"))
-    sizes = list(per_target.values_list("n", flat=True))
-    return {"targets": len(sizes), "candidates": sum(sizes), "fewest": min(sizes, default=0),
-            "most": max(sizes, default=0)}  # fmt: skip
+def target_counts(sizes: np.ndarray) -> dict[str, int]:
+    """A target study's targets, candidates, and the fewest and most candidates of a target,
+    from its candidates per target (``Plan.targets``)."""
+    return {"targets": sizes.size, "candidates": int(sizes.sum()), "fewest": int(sizes.min()),
+            "most": int(sizes.max())}  # fmt: skip
 
 
 def _shown(value: Any) -> str:

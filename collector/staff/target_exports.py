@@ -24,14 +24,13 @@ from django.db.models import Count
 
 from collector.csv_cells import csv_lines
 from collector.models import Item, Study
-from collector.staff.exports import CHUNK
+from collector.staff.exports import CHUNK, gold_scaled
 from collector.studies import bulk_sql
 from collector.studies.lifecycle import require_finished
 from ranking.evaluation import pair_counts
 from ranking.files import CANDIDATE_KINDS, COMPARISONS_HEADER
 
 GROUPED_HEADER = ["query", "candidate", "score"]
-GOLD_SCALE = 10.0
 
 
 class NotATargetStudy(Exception):
@@ -57,10 +56,12 @@ def _names(study: Study) -> tuple[list[str], list[str]]:
     return [r[0] for r in rows], [r[1] for r in rows]
 
 
-def comparisons_rows(study: Study) -> tuple[int, Iterator[list[Any]]]:
-    """How many binary comparisons the study has, and their rows by target and then candidate
-    order (items of a target are consecutive). Raises :class:`NotATargetStudy` for an area
-    study, at the call."""
+def comparisons_rows(
+    study: Study, start: int = 0, stop: int | None = None
+) -> tuple[int, Iterator[list[Any]]]:
+    """How many binary comparisons the study has, and their rows ``start:stop`` by target and
+    then candidate order (items of a target are consecutive). Raises :class:`NotATargetStudy`
+    for an area study, at the call."""
     require_targets(study)
     votes = bulk_sql.study_votes(study.pk).trusted()
     found = pair_counts(votes.pairs, votes.first_score)
@@ -68,8 +69,9 @@ def comparisons_rows(study: Study) -> tuple[int, Iterator[list[Any]]]:
 
     def rows() -> Iterator[list[Any]]:
         counts = found.votes if found.votes is not None else np.zeros((found.n, 3), np.int64)
-        for start in range(0, found.n, CHUNK):  # Python rows a page at a time
-            page = slice(start, start + CHUNK)
+        end = found.n if stop is None else min(stop, found.n)
+        for first in range(start, end, CHUNK):  # Python rows a page at a time
+            page = slice(first, min(first + CHUNK, end))
             for a, b, (v1, v2, ties), r in zip(
                 found.first[page].tolist(), found.second[page].tolist(),
                 counts[page].tolist(), found.r[page].tolist(), strict=True,
@@ -124,12 +126,7 @@ def _scaled(group: list[tuple[str, str, float | None]]) -> Iterator[list[Any]]:
     known = [score for _, _, score in group if score is not None]
     lo, hi = (min(known), max(known)) if known else (0.0, 0.0)
     for target, candidate, score in group:
-        if score is None:
-            value = 0.0
-        elif hi > lo:
-            value = GOLD_SCALE * (score - lo) / (hi - lo)
-        else:
-            value = GOLD_SCALE
+        value = 0.0 if score is None else gold_scaled(score, lo, hi)
         yield [target, candidate, round(value, 6)]
 
 

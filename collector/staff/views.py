@@ -43,10 +43,10 @@ def study_new(request: HttpRequest) -> HttpResponse:
         form = StudyForm(initial=initial, crowds=crowds)
         return render(request, "staff/study_form.html", _form_context(form, original))
     form = StudyForm(request.POST, request.FILES, crowds=crowds)
-    valid = form.is_valid()
+    form.is_valid()  # fills form.errors, which managing.duplicated may add to
     form.keep_lists()  # an uploaded list stays in its text box for the next step
     original = managing.duplicated(request, form)  # refused: a form error
-    if not valid or form.errors:
+    if form.errors:
         return render(request, "staff/study_form.html", _form_context(form, original), status=400)
     if request.POST.get("action") == "create":
         try:
@@ -128,24 +128,32 @@ def ballot_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     return _ballot_action(request, slug, number, act)
 
 
-@staff_required
-def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+def _export(
+    request: HttpRequest,
+    slug: str,
+    lines: Callable[[Study], Any],
+    name: str,
+    content_type: str = "text/csv",
+) -> HttpResponseBase:
+    """The study's file ``<slug>-<name>`` from ``lines(study)``; a study that has no such file
+    yet (not finished: 409) or at all (not a target study: 404) gets the reason as text."""
     study = get_study(request, slug)
     try:
-        lines = exports.ranking_csv(study)
-    except lifecycle.NotFinished as exc:
-        return HttpResponse(str(exc), status=409, content_type="text/plain")
-    return download(lines, f"{study.slug}-ranking.csv")
+        body = lines(study)
+    except (lifecycle.NotFinished, target_exports.NotATargetStudy) as exc:
+        status = 404 if isinstance(exc, target_exports.NotATargetStudy) else 409
+        return HttpResponse(str(exc), status=status, content_type="text/plain")
+    return download(body, f"{study.slug}-{name}", content_type)
+
+
+@staff_required
+def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    return _export(request, slug, exports.ranking_csv, "ranking.csv")
 
 
 @staff_required
 def ranking_jsonl(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    try:
-        lines = exports.ranking_jsonl(study)
-    except lifecycle.NotFinished as exc:
-        return HttpResponse(str(exc), status=409, content_type="text/plain")
-    return download(lines, f"{study.slug}-ranking.jsonl", "application/jsonl")
+    return _export(request, slug, exports.ranking_jsonl, "ranking.jsonl", "application/jsonl")
 
 
 @staff_required
@@ -156,34 +164,17 @@ def votes_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
 
 @staff_required
 def gold_tsv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    try:
-        lines = dataset.gold_tsv(study)
-    except lifecycle.NotFinished as exc:
-        return HttpResponse(str(exc), status=409, content_type="text/plain")
-    return download(lines, f"{study.slug}-gold.tsv", "text/tab-separated-values")
+    return _export(request, slug, dataset.gold_tsv, "gold.tsv", "text/tab-separated-values")
 
 
 @staff_required
 def comparisons_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    try:
-        lines = target_exports.comparisons_csv(study)
-    except target_exports.NotATargetStudy as exc:
-        return HttpResponse(str(exc), status=404, content_type="text/plain")
-    return download(lines, f"{study.slug}-comparisons.csv")
+    return _export(request, slug, target_exports.comparisons_csv, "comparisons.csv")
 
 
 @staff_required
 def gold_grouped_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    try:
-        lines = target_exports.gold_grouped_csv(study)
-    except target_exports.NotATargetStudy as exc:
-        return HttpResponse(str(exc), status=404, content_type="text/plain")
-    except lifecycle.NotFinished as exc:
-        return HttpResponse(str(exc), status=409, content_type="text/plain")
-    return download(lines, f"{study.slug}-gold-grouped.csv")
+    return _export(request, slug, target_exports.gold_grouped_csv, "gold-grouped.csv")
 
 
 @staff_required

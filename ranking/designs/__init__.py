@@ -42,8 +42,10 @@ __all__ = [
     "ballot_pairs",
     "cap_repeats",
     "get_design",
+    "given_options",
     "pair_cap",
     "register_design",
+    "registered_options",
     "round_robin_pairs",
     "swiss_pairs",
     "unregister_design",
@@ -96,6 +98,25 @@ def get_design(name: str, options: Mapping[str, Any] | None = None, /, **more: A
     if name not in DESIGNS:
         raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {name!r}")
     return DESIGNS[name](**{**dict(options or {}), **more})
+
+
+def registered_options() -> dict[str, tuple[Parameter, list[str]]]:
+    """Every registered design's options by name, each with its :class:`Parameter` (as the
+    first design taking it declares it) and the names of the designs that take it: the forms'
+    fields and the command lines' flags."""
+    options: dict[str, tuple[Parameter, list[str]]] = {}
+    for design in DESIGNS.values():
+        for parameter in design.parameters:
+            options.setdefault(parameter.name, (parameter, []))[1].append(design.name)
+    return options
+
+
+def given_options(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of design ``name`` that ``given`` holds (not None), e.g. a form's or a
+    command line's values; the other designs' options are left out (an unknown design: none)."""
+    design = DESIGNS.get(name)
+    own = [p.name for p in design.parameters] if design is not None else []
+    return {option: given[option] for option in own if given.get(option) is not None}
 
 
 for _design in (Adaptive, Uniform, Swiss, RoundRobin):

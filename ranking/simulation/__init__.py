@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .prediction import (
     Prediction,
+    design_costs,
     predict_study,
     prediction_similarities,
     smallest_m,
@@ -30,6 +31,7 @@ __all__ = [
     "PUBLISHED_TABLE2",
     "TABLE2_DESIGNS",
     "VARIANTS",
+    "design_costs",
     "predict_study",
     "Prediction",
     "prediction_similarities",

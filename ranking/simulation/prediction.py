@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import FloatArray, check_int, check_similarities
+from ..ballots.driver import BallotDriver
 from ..crowd.model import CrowdModel
 from ..designs import DESIGNS, Design, get_design
 from ..protocol.closing import ESTIMATORS, Estimator
@@ -268,3 +269,52 @@ def smallest_m(
         else:
             low = middle
     return high, best
+
+
+def design_costs(
+    crowd: CrowdModel,
+    n_items: int,
+    target: float,
+    designs: Sequence[Design],
+    *,
+    m_max: int,
+    reached: dict[str, tuple[int, float]] | None = None,
+    alpha: float = 0.5,
+    n_ballots: int = 7,
+    n_voters: int | None = None,
+    estimator: Estimator = "rescaled_borda",
+    sims: int = 10,
+    seed: int = 0,
+    groups: npt.ArrayLike | None = None,
+) -> list[dict[str, Any]]:
+    """What reaching ``target`` rho_w costs each design: :func:`smallest_m` up to ``m_max``
+    and the study's comparisons at that ``M`` (None when ``m_max`` falls short).
+
+    ``reached`` maps a design's name to an ``(M, rho_w)`` already known to reach the target
+    (the design whose prediction set it): that design is not searched again.
+
+    Returns
+    -------
+    list of dict
+        ``{"design", "m", "rho_w", "comparisons"}`` per design, in the order given.
+    """
+    known = reached or {}
+    group = None if groups is None else np.asarray(groups, dtype=np.int64)
+    cost = []
+    for design in designs:
+        found: int | None
+        if design.name in known:
+            found, value = known[design.name]
+        else:
+            found, value = smallest_m(
+                crowd, n_items, target, design=design, m_max=m_max, alpha=alpha,
+                n_ballots=n_ballots, n_voters=n_voters, estimator=estimator, sims=sims,
+                seed=seed, groups=group,
+            )  # fmt: skip
+        comparisons = None
+        if found is not None:
+            comparisons = BallotDriver(
+                design, n_items, n_ballots=n_ballots, alpha=alpha, m=found, groups=group
+            ).total_comparisons
+        cost.append({"design": design.name, "m": found, "rho_w": value, "comparisons": comparisons})
+    return cost

@@ -132,3 +132,11 @@ def finished_study(monkeypatch, *, simulation: dict | None = None, **options) ->
     finish_in_process(study, monkeypatch, **(simulation or {}))
     assert study.status == Study.Status.FINISHED
     return study
+
+
+def form_values(response) -> dict[str, str]:
+    """What the browser would post back: the form page's fields as filled (checkboxes ticked
+    only when true)."""
+    form = response.context["form"]
+    values = {name: form[name].value() for name in form.fields}
+    return {k: ("on" if v is True else v) for k, v in values.items() if v not in (None, False)}

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg2
 import pytest
 from django.conf import settings
 from django.core.files import File
+from django.db import connection
 
 from collector import jobs
 from collector.evaluation import submitting
@@ -28,49 +30,68 @@ def test_each_task_goes_to_its_own_queue() -> None:
         assert queue == expected, task
 
 
-def long_vectors_file(path: Path, study_words: set[str], fillers: int) -> Path:
-    """A GloVe file whose reading takes a while: the study's words, then ``fillers`` lines."""
+def vectors_file(path: Path, study_words: set[str]) -> Path:
+    """A GloVe file with a vector for every word of the study."""
     with open(path, "w", encoding="utf-8") as out:
         for k, word in enumerate(sorted(study_words)):
             out.write(f"{word} {k + 1} 1 0.5\n")
-        line = " 0.25 0.5 0.75\n"
-        out.writelines(f"filler{k}{line}" for k in range(fillers))
     return path
 
 
-def test_a_ballot_closes_while_a_long_evaluation_is_running(
+def blocked_by(held, timeout: float) -> None:
+    """Wait until another session waits for a lock ``held`` (a psycopg2 connection) holds."""
+    pid = held.get_backend_pid()
+
+    def waiting() -> bool:
+        with held.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                [pid],
+            )
+            return cursor.fetchone()[0] > 0
+
+    wait_for(waiting, timeout, "the evaluation job to wait for its row")
+
+
+def test_a_ballot_closes_while_the_evaluation_worker_is_busy(
     evaluations_worker, monkeypatch, tmp_path
 ):
     gold = finished_study(monkeypatch, slug="gold")
     words = set()
     for a, b in Item.objects.filter(study=gold).values_list("token_a__text", "token_b__text"):
         words.update((a + " " + b).split())
-    path = long_vectors_file(tmp_path / "long.txt", words, fillers=4_000_000)
+    path = vectors_file(tmp_path / "vectors.txt", words)
     with open(path, "rb") as handle:
         evaluation = submitting.submit(
-            gold, "long", File(handle, name="long.txt"), "vectors", vectors_format="glove"
-        )
+            gold, "held", File(handle, name="vectors.txt"), "vectors", vectors_format="glove",
+            enqueue=False,
+        )  # fmt: skip
+    # Another session holds the evaluation's row: the job, once the evaluations worker has
+    # taken it, waits inside it for as long as this test wants (no race with the file's size).
+    held = psycopg2.connect(**connection.get_connection_params())
+    try:
+        with held.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM collector_evaluation WHERE id = %s FOR UPDATE", [evaluation.pk]
+            )
+        jobs.evaluate_after_commit(evaluation.pk)  # sent at once: no transaction is open
+        blocked_by(held, timeout=60)
 
-    def reading() -> bool:
+        study = make_study(seed=3)
+        ballot = study.ballots.get(number=1)
+        simulate(study)  # the last vote enqueues the close
+        wait_closed(ballot, timeout=60)  # by its own worker, the evaluations worker being busy
+        assert study.ballots.get(number=2).status == Ballot.Status.PENDING
         evaluation.refresh_from_db()
-        return evaluation.status == Evaluation.Status.RUNNING and evaluation.progress > 0
-
-    wait_for(reading, 60, "the evaluator to start reading the file")
-
-    study = make_study(seed=3)
-    ballot = study.ballots.get(number=1)
-    simulate(study)  # the last vote enqueues the close
-    wait_closed(ballot, timeout=60)
-    evaluation.refresh_from_db()
-    # The close was done by its own worker while the evaluation was still reading its file.
-    assert evaluation.status == Evaluation.Status.RUNNING, evaluation.status
-    assert evaluation.item_scores is None
-    assert study.ballots.get(number=2).status == Ballot.Status.PENDING
+        assert evaluation.status == Evaluation.Status.QUEUED and evaluation.item_scores is None
+    finally:
+        held.rollback()
+        held.close()
 
     def ended() -> bool:
         evaluation.refresh_from_db()
-        return evaluation.status not in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING)
+        return evaluation.status not in submitting.PENDING
 
-    wait_for(ended, 240, "the long evaluation to end")
+    wait_for(ended, 120, "the evaluation to end")
     assert evaluation.status == Evaluation.Status.DONE, evaluation.error
     assert evaluation.item_scores is not None and not evaluation.upload

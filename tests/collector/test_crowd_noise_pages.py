@@ -82,7 +82,6 @@ def test_a_fit_without_spread_says_one_value_for_every_voter(client):
             left_first = comparison.item_left.index < comparison.item_right.index
             store.record_vote(voter, comparison.pk, "left" if left_first else "right", 3000)
     page = client.get("/staff/sure/crowd/").content.decode()
-    print(page[page.index("crowd-summary") : page.index("fitted from")])
     assert "for every voter (the fit finds no spread between voters)" in page
     assert not re.search(r"uniform on \[([0-9.]+), \1\]", page)
 

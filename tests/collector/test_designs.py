@@ -12,7 +12,6 @@ from collector.models import Ballot, Comparison, ItemScore, Study, Vote
 from collector.staff import study_figures
 from collector.studies import creating, lifecycle
 from ranking import BallotDriver, get_design, read_gold, read_votes, rescore
-from ranking.ballots import Purpose, stream
 from tests.collector.helpers import (
     create_study_cmd,
     export,
@@ -118,7 +117,6 @@ def test_the_engine_makes_the_same_pairs_as_the_library_driver_for_the_same_vote
             assert np.array_equal(_pairs(study.ballots.get(number=number + 1)), closed.next_pairs)
     final = dict(study.items.values_list("index", "final_score"))
     assert np.allclose([final[i] for i in range(n)], closed.outcome.score)
-    assert stream(77, 1, Purpose.PAIRS).random() == stream(77, 1, Purpose.PAIRS).random()
 
 
 @pytest.fixture

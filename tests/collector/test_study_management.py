@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from collector.models import AttentionCheck, Ballot, Comparison, Item, Study, Vote, Voter
 from collector.studies import attention_checks, copying, lifecycle
 from collector.voting import store
-from tests.collector.helpers import simulate, staff_user
+from tests.collector.helpers import form_values, simulate, staff_user
 from tests.factories import add_checks, make_study
 
 pytestmark = pytest.mark.django_db
@@ -172,14 +172,6 @@ def test_update_texts_writes_only_text_columns_and_refuses_parameters(study):
 
 
 # --- duplicate -------------------------------------------------------------------------------
-
-
-def form_values(response) -> dict[str, str]:
-    """What the browser would post back: the form page's fields as filled (checkboxes ticked
-    only when true)."""
-    form = response.context["form"]
-    values = {name: form[name].value() for name in form.fields}
-    return {k: ("on" if v is True else v) for k, v in values.items() if v not in (None, False)}
 
 
 def test_duplicate_opens_the_new_study_form_filled_from_the_study(client, owner, monkeypatch):

@@ -44,8 +44,10 @@ def target_model(study: Study, noise: float, seed: int = 0) -> bytes:
     """A model's scores: each candidate's gold order within its target plus seeded noise (in
     units of the target's size); the scores of two targets are not comparable."""
     rng = np.random.default_rng(seed)
-    rows = Item.objects.filter(study=study).values_list(
-        "token_a__text", "token_b__text", "rank_in_target", "area__position"
+    rows = (
+        Item.objects.filter(study=study)
+        .order_by("index")
+        .values_list("token_a__text", "token_b__text", "rank_in_target", "area__position")
     )
     sizes = np.bincount([r[3] for r in rows])
     lines = ["token_a,token_b,score"]
@@ -55,7 +57,7 @@ def target_model(study: Study, noise: float, seed: int = 0) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def evaluate(client, study: Study, name: str, content: bytes) -> Evaluation:
+def evaluate(client, study: Study, name: str, content: bytes, status: str = "done") -> Evaluation:
     data = {"name": name, "source": "scores", "missing": "skip"}
     data["file"] = SimpleUploadedFile(f"{name}.csv", content)
     assert client.post(f"/staff/{study.slug}/models/", data).status_code == 302
@@ -63,7 +65,7 @@ def evaluate(client, study: Study, name: str, content: bytes) -> Evaluation:
     with override_settings(EVALUATION_RESAMPLES=60):
         running.run_evaluation(evaluation.pk)
     evaluation.refresh_from_db()
-    assert evaluation.status == "done", evaluation.error
+    assert evaluation.status == status, evaluation.error
     return evaluation
 
 
@@ -99,6 +101,10 @@ def test_a_target_studys_leaderboard_shows_macro_figures_the_ag_score_and_each_t
     assert "within its target" in detail  # the rank scatter, per target
     figure = client.get(f"/staff/targets/models/{noisy.pk}/ranks.png")
     assert figure.status_code == 200 and figure.content[:4] == b"\x89PNG"
+    bad = evaluate(client, targets, "bad", b"token_a,token_b,score\nfoo,bar,0.5\n", "refused")
+    row = client.get("/staff/targets/").content.decode().split(f'data-evaluation="{bad.pk}"')[1]
+    assert '<span class="error">refused</span>' in row.split("</tr>")[0]
+    assert "scores none of the study" in row.split("</tr>")[0] and "<progress" not in row
 
 
 def test_the_web_evaluation_equals_ranking_evaluate_on_the_exports(client, targets, tmp_path):

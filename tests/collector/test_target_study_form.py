@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 import ranking
 from collector.models import DEFAULT_QUESTION, DEFAULT_TARGET_QUESTION, Comparison, Item, Study
 from collector.studies import lifecycle
-from tests.collector.helpers import simulate, staff_user
+from tests.collector.helpers import form_values, simulate, staff_user
 from tests.collector.test_staff import FORM, error_summary
 from tests.factories import make_study, targets_csv, tokens_csv
 
@@ -190,12 +190,6 @@ def test_a_target_studys_question_must_name_its_target(client, owner):
     response = client.post("/staff/new/", swapped)
     assert response.status_code == 200
     assert response.context["form"]["question"].value() == DEFAULT_QUESTION
-
-
-def form_values(response) -> dict[str, str]:
-    form = response.context["form"]
-    values = {name: form[name].value() for name in form.fields}
-    return {k: ("on" if v is True else v) for k, v in values.items() if v not in (None, False)}
 
 
 def test_duplicating_a_target_study_refills_its_target_list_with_kinds(client, owner):

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from collector.models import Study
 from collector.studies import creating, importing, lifecycle
-from ranking.designs import DEFAULT_DESIGN, DESIGNS
+from ranking.designs import DEFAULT_DESIGN, DESIGNS, given_options, registered_options
 
 
 def read_file(path: str, what: str) -> bytes:
@@ -104,20 +104,16 @@ class Command(BaseCommand):
 
 def _design_options() -> dict[str, str]:
     """Every registered design's options, with the designs that take them."""
-    options: dict[str, list[str]] = {}
-    texts: dict[str, str] = {}
-    for design in DESIGNS.values():
-        for parameter in design.parameters:
-            options.setdefault(parameter.name, []).append(design.name)
-            texts.setdefault(parameter.name, parameter.help)
-    return {name: f"{', '.join(options[name])}: {texts[name]}" for name in options}
+    return {
+        name: f"{', '.join(designs)}: {parameter.help}"
+        for name, (parameter, designs) in registered_options().items()
+    }
 
 
 def _chosen_options(o: dict) -> dict[str, int]:
     """The options given for the chosen design; an option of another design is refused."""
-    own = {p.name for p in DESIGNS[o["design"]].parameters}
-    given = {name: o[name] for name in _design_options() if o.get(name) is not None}
-    foreign = sorted(set(given) - own)
+    given = {name: o[name] for name in registered_options() if o.get(name) is not None}
+    foreign = sorted(set(given) - set(given_options(o["design"], given)))
     if foreign:
         raise CommandError(f"--{foreign[0]} is not an option of the {o['design']} design")
     return given
