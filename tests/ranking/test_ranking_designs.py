@@ -18,8 +18,10 @@ from ranking.designs import (
     Swiss,
     ballot_pairs,
     cap_repeats,
+    given_options,
     pair_cap,
     register_design,
+    registered_options,
     round_robin_pairs,
     swiss_pairs,
 )
@@ -64,6 +66,18 @@ def test_the_registry_names_the_four_designs_and_builds_them_with_their_options(
 def test_a_bad_design_or_option_is_refused_by_name(name, options, message) -> None:
     with pytest.raises(ValueError, match=message):
         get_design(name, options)
+
+
+def test_the_options_table_names_each_option_once_with_the_designs_that_take_it() -> None:
+    table = registered_options()
+    assert {name: designs for name, (_, designs) in table.items()} == {
+        "window": ["swiss"],
+        "cap": ["swiss"],
+    }
+    assert table["window"][0] is Swiss.parameters[0]
+    given = {"window": 9, "cap": None, "m": 20}
+    assert given_options("swiss", given) == {"window": 9}  # None: not given; m: not an option
+    assert given_options("adaptive", given) == {} and given_options("zigzag", given) == {}
 
 
 def test_a_design_name_is_taken_once() -> None:
