@@ -18,10 +18,10 @@ from collector.models import Ballot, Vote, Voter
 from collector.rehearsal import faults, runner
 from collector.rehearsal.cpu import CpuMeter, cpu_by_component
 from collector.rehearsal.pgbouncer import free_port
+from collector.rehearsal.processes import wait_until
 from collector.rehearsal.study_admin import DjangoAdmin
 from collector.voting import store
 from tests import factories
-from tests.faults.services import wait_until
 
 
 @pytest.fixture

@@ -23,7 +23,9 @@ from typing import Any
 import pytest
 
 import ranking
-from tests.faults.services import BIN, ROOT, Stack, free_port
+from collector.rehearsal.pgbouncer import free_port
+from collector.rehearsal.processes import BIN, ROOT
+from tests.faults.services import Stack
 
 N_ITEMS, M, ALPHA, N_BALLOTS = 45, 10, 0.5, 3
 VOTES = sum(ranking.protocol.comparisons_per_ballot(N_ITEMS, ALPHA, N_BALLOTS, M))

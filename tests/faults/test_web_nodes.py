@@ -18,8 +18,9 @@ import pytest
 import redis
 
 from collector.rehearsal.nodes import WebTier
+from collector.rehearsal.pgbouncer import free_port
 from tests.faults.client import create_study
-from tests.faults.services import Stack, free_port
+from tests.faults.services import Stack
 
 TOKEN_LIMIT = 4
 ADDRESS_LIMIT = 10
