@@ -34,7 +34,8 @@ os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("VOTING_TOKEN_RATE", "1000000/min")
 os.environ.setdefault("VOTING_IP_RATE", "1000000/min")
 
-from collector.rehearsal.runner import items_csv, proc_stat  # noqa: E402
+from collector.rehearsal.cpu import proc_stat  # noqa: E402
+from collector.rehearsal.runner import items_csv  # noqa: E402
 
 
 def _cpu(pid: int) -> float:

@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster the caller may stop, restart and kill.
+"""A throwaway PostgreSQL cluster the caller may stop (cleanly or as in a crash) and start again.
 
 ``manage.py rehearse --own-postgres`` (implied by ``--fault db-restart@S``) and the fault tests
 run their database here, never on the machine's shared server, which other programs use: an
@@ -12,8 +12,9 @@ wheel's. PostgreSQL refuses to run as root: as root the programs run as the OS u
     cluster.init()                    # initdb, start
     cluster.create_database("crowd")
     url = cluster.database_url("crowd")  # DATABASE_URL
-    cluster.restart()                 # fast shutdown (clients cut off), start again
-    cluster.stop()
+    cluster.stop("fast")              # clients cut off, open transactions rolled back
+    cluster.start()                   # the same data, a new postmaster
+    cluster.discard()                 # stop, delete the data (the log stays)
 """
 
 from __future__ import annotations
@@ -127,11 +128,6 @@ class PostgresCluster:
         """``fast``: clients cut off, open transactions rolled back, a clean shutdown;
         ``immediate``: as a crash (recovery at the next start)."""
         self._pg_ctl("-m", mode, "stop")
-
-    def restart(self) -> None:
-        """A fast shutdown, then start again (what ``pg_ctl restart`` does)."""
-        self._pg_ctl("-m", "fast", "stop")
-        self.start()
 
     def running(self) -> bool:
         return self.postmaster_pid() is not None

@@ -177,8 +177,6 @@ class WebTier:
         self, *, nodes: int, port: int, env: dict[str, str], logs: Path, workers: int,
         threads: int, node_ports: list[int] | None = None,
     ) -> None:  # fmt: skip
-        if nodes < 1:
-            raise ValueError("--web-nodes must be at least 1")
         self.port = port
         self.balanced = nodes > 1
         self.ports = [port + i for i in range(1, nodes + 1)] if self.balanced else [port]

@@ -141,8 +141,9 @@ class Service:
 
 
 class CeleryWorker:
-    """The rehearsal's Celery worker (solo pool, as in the fault tests). :meth:`replace` kills
-    it and starts a new one under a new name, logging to the same file."""
+    """The rehearsal's Celery worker (and the fault tests'): solo pool, both queues (ballot
+    closes and evaluations). Each :meth:`start` runs a new one under a new name, logging to the
+    same file (``kill-worker`` kills the one before)."""
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.env = env
@@ -151,12 +152,15 @@ class CeleryWorker:
         self.service: Service | None = None
 
     def start(self, ready_timeout: float = 120) -> Service:
+        from django.conf import settings
+
         self.started += 1
         name = f"crowd-rehearsal-{os.getpid()}-{self.started}@%h"
+        queues = f"{settings.CELERY_QUEUE_CLOSES},{settings.CELERY_QUEUE_EVALUATIONS}"
         self.service = Service(
             f"celery worker {self.started}",
             [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
-             "-Q", "closes,evaluations",
+             "-Q", queues,
              "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", name],
             self.env, self.log,
         ).start()  # fmt: skip

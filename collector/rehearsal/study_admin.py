@@ -55,10 +55,8 @@ class DjangoAdmin:
     log: Callable[[str], Any] = print
     # [first error, first success after it] in epoch seconds, per outage the admin met.
     outages: list[list[float | None]] = field(default_factory=list)
-    db_errors: int = 0
 
     def _failed(self, exc: Exception) -> None:
-        self.db_errors += 1
         if not self.outages or self.outages[-1][1] is not None:
             self.outages.append([time.time(), None])
             first = (str(exc).strip().splitlines() or [""])[0]

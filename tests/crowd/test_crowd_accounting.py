@@ -11,7 +11,7 @@ from pathlib import Path
 import ranking
 from collector.rehearsal.cpu import cpu_by_component
 from collector.rehearsal.crowd import CrowdConfig, StudyInfo, Tally, summarize
-from tests.faults.services import wait_until
+from collector.rehearsal.processes import wait_until
 
 CFG = CrowdConfig(base_url="http://127.0.0.1:1", slug="s", voters=2, think_ms=0)
 INFO = StudyInfo(study_id=1, n_items=10, allow_ties=True)

@@ -14,14 +14,14 @@ from collections.abc import Iterator
 import pytest
 from django.db import connections
 
-from collector.models import Ballot, Vote, Voter
+from collector.models import Ballot, Voter
 from collector.rehearsal import faults, runner
 from collector.rehearsal.cpu import CpuMeter, cpu_by_component
 from collector.rehearsal.pgbouncer import free_port
+from collector.rehearsal.processes import wait_until
 from collector.rehearsal.study_admin import DjangoAdmin
 from collector.voting import store
 from tests import factories
-from tests.faults.services import wait_until
 
 
 @pytest.fixture
@@ -49,12 +49,13 @@ def test_the_scripted_admin_rides_through_a_database_outage(database_away):
 
     assert admin.tick(None) is False  # no exception: the run goes on
     assert admin.tick(None) is False
-    assert admin.db_errors == 2 and len(admin.outages) == 1 and admin.outages[0][1] is None
+    # One outage, still going: noted (and logged) once however many ticks fail.
+    assert len(admin.outages) == 1 and admin.outages[0][1] is None
     assert lines == [lines[0]] and "OperationalError" in lines[0]
 
     database_away["PORT"] = saved
     assert admin.tick(None) is False  # back: ballot 1 opened
-    assert admin.outages[0][1] >= admin.outages[0][0]
+    assert len(admin.outages) == 1 and admin.outages[0][1] is not None  # the outage ended
     assert lines[-1] == "the database is back"
     assert Ballot.objects.get(study=study, number=1).status == Ballot.Status.OPEN
 
@@ -73,7 +74,6 @@ def test_the_audit_waits_for_the_database_to_come_back(database_away):
 
     audit = DjangoAdmin(study.slug, log=lambda _: None).audit()
     assert audit["stored"] == [(voter.token, c.id, "left")]
-    assert Vote.objects.count() == 1
     assert audit["ballots"][0]["opened_at"] is not None and audit["ballots"][0]["closed_at"] is None
 
 

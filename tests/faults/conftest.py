@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +27,7 @@ def services() -> Iterator[tuple[Path, PrivatePostgres, PrivateRedis]]:
         Stack(workdir, pg, rd).manage("migrate", "--noinput", timeout=300)
         yield workdir, pg, rd
     finally:
-        rd.stop(signal.SIGKILL)
+        rd.stop()
         pg.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -10,11 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
+import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,29 +19,21 @@ import pytest
 import redis
 
 from collector.rehearsal.cluster import PostgresCluster, PostgresMissing
+from collector.rehearsal.nodes import HEALTH_PATH, granian_command
+from collector.rehearsal.pgbouncer import free_port
+from collector.rehearsal.processes import (
+    BIN,
+    ROOT,
+    CeleryWorker,
+    Service,
+    celery_beat,
+    wait_until,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 DB_NAME = "collector"
 # Everything the app would otherwise read from the shared environment.
 _DROP_ENV = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL",
              "REDIS_URL", "REQUIRE_REAL_STACK", "TEST_DATABASE_NAME", "DJANGO_ENV")  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_until(predicate: Any, timeout: float, what: str, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def _tail(path: Path, n: int = 3000) -> str:
@@ -73,6 +62,11 @@ class PrivatePostgres(PostgresCluster):
         with contextlib.suppress(Exception):
             super().stop(mode)
 
+    def restart(self) -> None:
+        """A fast shutdown (clients cut off, open transactions rolled back), then start again."""
+        super().stop("fast")
+        self.start()
+
     def connect(self, dbname: str = DB_NAME) -> Any:
         return super().connect(dbname)
 
@@ -84,50 +78,35 @@ class PrivatePostgres(PostgresCluster):
             return rows
 
 
-class PrivateRedis:
+class PrivateRedis(Service):
     """``redis-server`` as a child process that can be stopped and started on the same port."""
 
     def __init__(self, workdir: Path) -> None:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"  # the broker
         self.cache_url = f"redis://127.0.0.1:{self.port}/1"  # the rate limits' counters
-        self.log = workdir / "redis.log"
-        self.proc: subprocess.Popen | None = None
+        super().__init__(
+            "redis",
+            [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind",
+             "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"],
+            dict(os.environ), workdir / "redis.log",
+        )  # fmt: skip
 
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--daemonize", "no"],
-                stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        wait_until(self.ping, 20, "the private Redis to answer")
+    def start(self) -> PrivateRedis:
+        super().start()
+
+        def answers() -> bool:
+            self.check()
+            return self.ping()
+
+        wait_until(answers, 20, "the private Redis to answer")
+        return self
 
     def ping(self) -> bool:
         try:
             return bool(redis.Redis(port=self.port, socket_connect_timeout=1).ping())
         except redis.RedisError:
             return False
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        stop_process(self.proc, sig)
-        self.proc = None
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-
-def stop_process(
-    proc: subprocess.Popen | None, sig: int = signal.SIGTERM, grace: float = 20
-) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(sig)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 class Stack:
@@ -139,9 +118,9 @@ class Stack:
         self.redis = redis_
         self.web_port = free_port()
         self.base_url = f"http://127.0.0.1:{self.web_port}"
-        self.web: subprocess.Popen | None = None
-        self.worker: subprocess.Popen | None = None
-        self.beat: subprocess.Popen | None = None
+        self.web: Service | None = None
+        self.worker: CeleryWorker | None = None
+        self.beat: Service | None = None
         self.extra_env: dict[str, str] = {}
         self._n = 0
 
@@ -183,80 +162,51 @@ class Stack:
     # --- web server ---------------------------------------------------------------------------
 
     def start_web(self) -> None:
-        """granian as deployed (2 workers x 4 threads); in-flight requests get 10 s at shutdown."""
-        assert self.web is None or self.web.poll() is not None, "web server already running"
-        self.web_log = self._log("granian")
-        with open(self.web_log, "wb") as log:
-            self.web = subprocess.Popen(
-                [str(BIN / "granian"), "--interface", "wsgi", "--host", "127.0.0.1", "--port",
-                 str(self.web_port), "--workers", "2", "--blocking-threads", "4",
-                 "--workers-kill-timeout", "10", "config.wsgi:application"],
-                cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: see stop_web
-            )  # fmt: skip
-        import httpx
+        """granian as deployed (2 workers x 4 threads)."""
+        assert self.web is None or not self.web.running(), "web server already running"
+        self.web = Service("granian", granian_command(self.web_port, 2, 4), self.env(),
+                           self._log("granian")).start()  # fmt: skip
+        self.web.wait_for_http(self.base_url + HEALTH_PATH, 60)
 
-        def up() -> bool:
-            if self.web is None or self.web.poll() is not None:
-                raise AssertionError(f"granian exited:\n{_tail(self.web_log)}")
-            try:
-                httpx.get(self.base_url + "/api/v1/studies/none/next", timeout=2)
-                return True
-            except httpx.HTTPError:
-                return False
-
-        wait_until(up, 60, "granian to answer", 0.2)
-
-    def stop_web(self, sig: int = signal.SIGTERM) -> None:
+    def stop_web(self) -> None:
+        """SIGTERM, then SIGKILL whatever is left of its process group (granian's workers
+        outlive a killed main process and keep serving on the port)."""
         web, self.web = self.web, None
-        stop_process(web, sig)
         if web is not None:
-            # granian's workers outlive a killed main process and keep serving on the port:
-            # after a SIGKILL, or a SIGTERM that timed out, end the whole process group.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(web.pid, signal.SIGKILL)
+            web.stop()
 
     # --- Celery worker ------------------------------------------------------------------------
 
     def start_worker(self, **env: str) -> None:
-        assert self.worker is None or self.worker.poll() is not None, "worker already running"
+        """The rehearsal's worker (both queues, solo pool) with ``env`` on top of :meth:`env`."""
+        service = self.worker.service if self.worker is not None else None
+        assert service is None or not service.running(), "worker already running"
         self.worker_log = self._log("worker")
-        with open(self.worker_log, "wb") as log:
-            self.worker = subprocess.Popen(
-                [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "-c", "1",
-                 "-Q", "closes,evaluations",
-                 "--loglevel=INFO", "--without-gossip", "--without-mingle",
-                 "--without-heartbeat", "-n", f"faults-{os.getpid()}-{self._n}@%h"],
-                cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+        self.worker = CeleryWorker(self.env(**env), self.worker_log)
+        self.worker.start(ready_timeout=60)
 
-        def ready() -> bool:
-            if self.worker is None or self.worker.poll() is not None:
-                raise AssertionError(f"the worker exited:\n{_tail(self.worker_log)}")
-            return " ready." in _tail(self.worker_log, 20000)
-
-        wait_until(ready, 60, "the Celery worker to be ready", 0.2)
-
-    def stop_worker(self, sig: int = signal.SIGTERM) -> None:
-        stop_process(self.worker, sig)
+    def kill_worker(self) -> None:
+        """SIGKILL the worker's process group, as a crash would."""
+        assert self.worker is not None and self.worker.service is not None
+        self.worker.service.kill()
         self.worker = None
+
+    def stop_worker(self) -> None:
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.stop()
 
     # --- Celery beat --------------------------------------------------------------------------
 
     def start_beat(self, **env: str) -> None:
         """Celery beat with the app's schedule (``SWEEP_SECONDS`` etc. from ``env``)."""
-        assert self.beat is None or self.beat.poll() is not None, "beat already running"
-        self.beat_log = self._log("beat")
-        with open(self.beat_log, "wb") as log:
-            self.beat = subprocess.Popen(
-                [str(BIN / "celery"), "-A", "config", "beat", "--loglevel=INFO",
-                 f"--schedule={self.dir / 'celerybeat-schedule'}"],
-                cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+        assert self.beat is None or not self.beat.running(), "beat already running"
+        self.beat = celery_beat(self.env(**env), self.dir).start()
 
     def stop_beat(self) -> None:
-        stop_process(self.beat)
-        self.beat = None
+        beat, self.beat = self.beat, None
+        if beat is not None:
+            beat.stop()
 
     def logs(self) -> str:
         parts = []

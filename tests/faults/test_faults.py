@@ -7,12 +7,12 @@ HTTP and retry like a browser; afterwards the database is compared with what the
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from collections.abc import Callable
 from functools import partial
 
+from collector.rehearsal.processes import wait_until
 from tests.faults.client import (
     Ledger,
     Voter,
@@ -26,7 +26,7 @@ from tests.faults.client import (
     study_status,
     vote_n,
 )
-from tests.faults.services import Stack, wait_until
+from tests.faults.services import Stack
 
 COMPARISONS = 56  # ballot 1 of the default study: 28 items, M = 4
 
@@ -66,21 +66,21 @@ def test_worker_killed_while_closing_a_ballot_closes_it_once_after_restart(stack
             "SELECT 1 FROM collector_itemscore WHERE ballot_id = %s FOR UPDATE", [study.ballot]
         )
         vote_n(crowd, 1)  # the last vote: the ballot moves to closing, the close is enqueued
-        waiting = wait_until(
-            lambda: pg.query(
+
+        def blocked_close() -> list[tuple]:
+            return pg.query(
                 "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
                 ["UPDATE collector_itemscore%"],
-            ),
-            60,
-            "the close to block on the score rows",
-        )
+            )
+
+        wait_until(lambda: bool(blocked_close()), 60, "the close to block on the score rows")
+        orphan = blocked_close()[0][0]  # blocked until the rollback below
         assert ballot_status(pg, study.ballot) == "closing"
-        stack.stop_worker(signal.SIGKILL)
+        stack.kill_worker()
         killed = time.monotonic()
     finally:
         blocker.rollback()
         blocker.close()
-    orphan = waiting[0][0]
     # The killed worker's server process dies at its next read and rolls everything back.
     wait_until(
         lambda: not pg.query("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [orphan]),

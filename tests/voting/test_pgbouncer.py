@@ -27,10 +27,11 @@ from django.test.utils import CaptureQueriesContext
 from collector.management.commands._common import wait_until_closed
 from collector.models import Ballot, Item, Study, Vote, Voter
 from collector.rehearsal.pgbouncer import PgBouncer
+from collector.rehearsal.processes import wait_until
 from collector.staff import exports
 from collector.voting import store
 from tests import factories
-from tests.faults.services import PrivateRedis, Stack, wait_until
+from tests.faults.services import PrivateRedis, Stack
 from tests.pgbouncer import POOL_SIZE
 
 pytestmark = pytest.mark.django_db(transaction=True)
