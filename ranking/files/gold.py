@@ -155,6 +155,15 @@ class GoldStandard:
         position = {name: g for g, name in enumerate(self.target_names)}
         return np.fromiter((position[t] for t in self.targets), np.int64, self.n_items)
 
+    @cached_property
+    def area_members(self) -> dict[str, list[int]]:
+        """Every area's item positions, areas in order of first appearance; without areas the
+        whole gold is one area ``""`` (the areas retrieval ranks partners in)."""
+        members: dict[str, list[int]] = {}
+        for index, area in enumerate(self.areas or ("",) * self.n_items):
+            members.setdefault(area, []).append(index)
+        return members
+
     @classmethod
     def from_scores(
         cls,
