@@ -424,8 +424,10 @@ def _attach_intervals(
     report["bootstrap"] = {"kind": "voters", **block("")}
     for area in report.get("areas", []):
         area["bootstrap"] = block(scope_key(area["area"]))
-    if "targets" in report:
-        per_target.attach_intervals(report, samples)
+    for target in report.get("targets", []):
+        target["bootstrap"] = block(scope_key(target["target"]))
+    if "macro" in report:
+        report["macro"]["bootstrap"] = block("macro")
     if "statistics" in samples and "ag_score" in report:
         report["ag_bootstrap"] = block("statistics")["ag_score"]
     if "votes" in samples and report.get("votes"):
