@@ -399,3 +399,15 @@ def test_the_crowd_fit_places_each_targets_candidates_on_the_distribution_by_the
     assert not np.allclose(np.sort(pooled.relatedness), np.sort(fit.relatedness))
     with pytest.raises(ValueError, match="groups must have shape"):
         fit_crowd(*args, groups=np.zeros(3), calibration=0)
+
+
+def test_the_crowd_fit_places_a_one_candidate_target_at_the_distributions_median() -> None:
+    rng = np.random.default_rng(6)
+    pairs = np.array([rng.choice(4, 2, replace=False) for _ in range(60)])  # target 0's four
+    first_score = rng.choice([0.0, 0.5, 1.0], 60)
+    voters = np.arange(60) % 5
+    fit = fit_crowd(5, pairs, first_score, voters, None, rng, groups=[0, 0, 0, 0, 1], calibration=0)
+    # Nothing ranks the lone candidate: it gets the median of the exponential |z| (0.245), not
+    # the mean of a two-item profile (0.61).
+    median = np.median(np.abs(underlying_similarity("exponential", 100_001)))
+    assert fit.relatedness[4] == pytest.approx(median, abs=1e-3)
