@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from benchmarks.simulated_ballots import close_only  # noqa: E402
 
 
 def _django():
@@ -75,39 +76,6 @@ def setup_study(n_items: int, m: int, design: str) -> int:
         flush=True,
     )
     return ballot.pk
-
-
-def _backend_peak_mb(pid: int) -> int | None:
-    """Peak RSS of the PostgreSQL backend serving us (same machine only; includes the shared
-    buffers it touched, so an upper bound of its own memory)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024)
-    except OSError:
-        pass
-    return None
-
-
-def close_only(ballot_id: int) -> None:
-    from django.db import connection
-
-    from collector.studies import lifecycle
-
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        (backend,) = cursor.fetchone()
-    t0 = time.perf_counter()
-    result = lifecycle.close_ballot(ballot_id)
-    elapsed = time.perf_counter() - t0
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    report = {
-        "seconds": round(elapsed, 2),
-        "peak_rss_mb": round(peak_mb),
-        "postgres_backend_peak_rss_mb": _backend_peak_mb(backend),
-        "result": result,
-    }
-    print(json.dumps(report))
 
 
 def main() -> None:

@@ -31,7 +31,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,8 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from benchmarks.simulated_ballots import peak_mb  # noqa: E402
 
 DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
 STUDY_ARGS = {"n_ballots": 7, "alpha": 0.5, "seed": 1}
@@ -213,7 +214,7 @@ def run_in_process(csv_path: str, m: int) -> dict[str, Any]:
         "phases": phases,
         "items": study.items.count(),
         "comparisons": ballot.comparisons.count(),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "peak_rss_mb": round(peak_mb()),
         "python_cpu_seconds": round(python_cpu, 2),
         "postgres_backend_cpu_seconds": (
             None

@@ -34,6 +34,7 @@ from ranking import (  # noqa: E402
     run_simulations,
 )
 from ranking.crowd import similarity_for  # noqa: E402
+from ranking.evaluation import pair_counts  # noqa: E402
 from ranking.simulation import simulate_study_votes, smallest_m  # noqa: E402
 
 DISTRIBUTIONS = ("exponential", "power_law", "embedding")
@@ -71,7 +72,8 @@ def table(sims: int, seed: int, jobs: int) -> list[dict[str, Any]]:
 
 def repeats(sims: int, seed: int) -> dict[str, Any]:
     """Share of comparisons that repeat a pair already shown in the study, and the most
-    showings of one pair, per design (embedding distribution, the paper's crowd)."""
+    showings of one pair, per design (990 items of the exponential distribution, the paper's
+    crowd)."""
     out: dict[str, Any] = {}
     z = similarity_for("exponential", 990)
     for label, design in (
@@ -82,9 +84,9 @@ def repeats(sims: int, seed: int) -> dict[str, Any]:
         shares, most = [], []
         for i in range(sims):
             _, votes = simulate_study_votes(z, np.random.default_rng([seed, i]), design=design)
-            pairs = np.sort(votes.pairs, axis=1)
-            _, counts = np.unique(pairs, axis=0, return_counts=True)
-            shares.append(1 - counts.size / pairs.shape[0])
+            shown = pair_counts(votes.pairs, votes.first_score)  # one row per distinct pair
+            counts = shown.votes.sum(axis=1)  # showings of each
+            shares.append(1 - counts.size / votes.n_votes)
             most.append(int(counts.max()))
         out[label] = {"repeat_share": float(np.mean(shares)), "most_showings": max(most)}
         print(

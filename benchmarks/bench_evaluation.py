@@ -21,7 +21,6 @@ resident set, so run one case per process for a clean memory figure):
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 from pathlib import Path
@@ -31,14 +30,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.simulated_ballots import peak_mb  # noqa: E402
 from ranking.crowd import underlying_similarity  # noqa: E402
 from ranking.evaluation import evaluate  # noqa: E402
 from ranking.files import item_scores, load_word_vectors  # noqa: E402
 from ranking.simulation import simulate_study_votes  # noqa: E402
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _study(n_items: int, n_ballots: int, seed: int, targets: int = 0):
@@ -83,7 +79,7 @@ def bench_study(
         print(
             f"{targets} targets x {n_items // targets} candidates, {votes.n_votes} votes, "
             f"{n_models} model, {resamples} resamples: evaluate {t2 - t1:.1f} s (simulating the "
-            f"study {t1 - t0:.1f} s), peak RSS {_peak_mb():.0f} MB; macro rho_w "
+            f"study {t1 - t0:.1f} s), peak RSS {peak_mb():.0f} MB; macro rho_w "
             f"{macro['rho_w']:.4f} [{macro['bootstrap']['rho_w']['low']:.4f}, "
             f"{macro['bootstrap']['rho_w']['high']:.4f}], A&G {result['ag_score']:.4f} "
             f"[{ag['low']:.4f}, {ag['high']:.4f}] over {result['ag_comparisons']} comparisons"
@@ -92,7 +88,7 @@ def bench_study(
     print(
         f"{n_items} items, {votes.n_votes} votes, {n_models} models, {resamples} resamples: "
         f"evaluate {t2 - t1:.1f} s (simulating the study {t1 - t0:.1f} s), "
-        f"peak RSS {_peak_mb():.0f} MB; rho_w of the first model {result['rho_w']:.4f} "
+        f"peak RSS {peak_mb():.0f} MB; rho_w of the first model {result['rho_w']:.4f} "
         f"[{result['bootstrap']['rho_w']['low']:.4f}, {result['bootstrap']['rho_w']['high']:.4f}]"
     )
 
@@ -119,7 +115,7 @@ def bench_vectors(tmp: Path, words: int = 400_000, dim: int = 50) -> None:
     print(
         f"{words} words x {dim} (GloVe text, {path.stat().st_size / 1e6:.0f} MB): load "
         f"{t1 - t0:.1f} s, score {gold.n_items} items {t2 - t1:.2f} s, total {t2 - t0:.1f} s, "
-        f"peak RSS {_peak_mb():.0f} MB, {np.isfinite(scores).mean():.0%} scored"
+        f"peak RSS {peak_mb():.0f} MB, {np.isfinite(scores).mean():.0%} scored"
     )
 
 

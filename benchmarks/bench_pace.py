@@ -2,8 +2,9 @@
 
 The study page's Now box reads it at every poll (every 5 s) and the consent page every few
 minutes. Builds (``--reuse`` keeps it) a study of ``--items`` items, M = 20, with ballot 1 open
-and answered by ``--voters`` simulated voters (every comparison once, response times of 1-10 s,
-5% ties), then times the pace three times. Needs PostgreSQL::
+and answered by ``--voters`` simulated voters (``simulated_ballots.answer_ballot``: every
+comparison once, response times of 1-10 s, 5% ties), then times the pace three times. Needs
+PostgreSQL::
 
     createdb -h 127.0.0.1 -U postgres collector_bench
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/collector_bench \\
@@ -29,8 +30,9 @@ def build(n_items: int, n_voters: int) -> int:
     import numpy as np
     from django.db import connection
 
-    from collector.models import Comparison, Study, Vote, Voter
-    from collector.studies import bulk_sql, creating, importing, lifecycle
+    from benchmarks.simulated_ballots import answer_ballot
+    from collector.models import Study, Voter
+    from collector.studies import creating, importing, lifecycle
 
     for study_id in Study.objects.filter(name=NAME).values_list("id", flat=True):
         lifecycle.delete_study(study_id)
@@ -48,24 +50,13 @@ def build(n_items: int, n_voters: int) -> int:
         for v in range(n_voters)
     )
     voter_ids = np.array([v.pk for v in voters], dtype=np.int64)
-    comps = np.array(
-        Comparison.objects.filter(ballot=ballot).values_list("id", "item_left_id", "item_right_id"),
-        dtype=np.int64,
-    ).reshape(-1, 3)
     rng = np.random.default_rng(0)
-    u = rng.random(len(comps))
-    bulk_sql.bulk_insert(
-        Vote,
-        {
-            "comparison_id": comps[:, 0],
-            "voter_id": voter_ids[rng.integers(0, n_voters, len(comps))],
-            "choice": np.where(u < 0.05, "tie", np.where(u < 0.5, "left", "right")),
-            "response_ms": rng.integers(1000, 10_000, len(comps)),
-            "pair_low": comps[:, 1:3].min(axis=1),
-            "pair_high": comps[:, 1:3].max(axis=1),
-        },
-        {"ballot_id": ballot.pk},
-    )
+    answer_ballot(
+        ballot, voter_ids, rng,
+        voter_of=lambda n: voter_ids[rng.integers(0, n_voters, n)],
+        more_columns=lambda n: {"response_ms": rng.integers(1000, 10_000, n)},
+        leave_open=True,
+    )  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return study.pk

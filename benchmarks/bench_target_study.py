@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -33,15 +32,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+from benchmarks.simulated_ballots import close_only, peak_mb  # noqa: E402
+
 
 def _django() -> None:
     import django
 
     django.setup()
-
-
-def _peak_mb() -> int:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def create(targets: int, candidates: int, m: int, ballots: int, design: str) -> dict[str, Any]:
@@ -90,15 +87,6 @@ def vote(study_id: int, number: int) -> int:
     return ballot.pk
 
 
-def close_only(ballot_id: int) -> None:
-    from collector.studies import lifecycle
-
-    start = time.perf_counter()
-    result = lifecycle.close_ballot(ballot_id)
-    print(json.dumps({"seconds": round(time.perf_counter() - start, 2),
-                      "peak_rss_mb": _peak_mb(), "result": result}))  # fmt: skip
-
-
 def evaluate_only(study_id: int, resamples: int) -> None:
     import numpy as np
     from django.test.utils import override_settings
@@ -122,7 +110,7 @@ def evaluate_only(study_id: int, resamples: int) -> None:
     evaluation.refresh_from_db()
     path.unlink()
     print(json.dumps({"seconds": round(time.perf_counter() - start, 2),
-                      "peak_rss_mb": _peak_mb(), "status": evaluation.status}))  # fmt: skip
+                      "peak_rss_mb": round(peak_mb()), "status": evaluation.status}))  # fmt: skip
 
 
 def _child(*args: str) -> dict[str, Any]:

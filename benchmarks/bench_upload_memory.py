@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import struct
 import subprocess
 import sys
@@ -40,6 +39,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+# This checkout's, imported before ranking/ may come from another (--ranking-from).
+from benchmarks.simulated_ballots import peak_mb  # noqa: E402
+
 sys.path.insert(0, os.environ.get("BENCH_RANKING_FROM", str(ROOT)))
 
 TOKENS = [f"token{k:02d}" for k in range(45)]
@@ -140,10 +143,6 @@ def build(case: str, path: Path, size: int) -> tuple[str, str]:
     raise SystemExit(f"unknown case {case}")
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def read_in_this_process(path: str, source: str, fmt: str, keep_all: bool) -> dict:
     """What the evaluation's job does with the stored file (collector.evaluation.submitting)."""
     import inspect
@@ -160,7 +159,7 @@ def read_in_this_process(path: str, source: str, fmt: str, keep_all: bool) -> di
     gold = GoldStandard.from_scores(
         [a for a, _ in pairs], [b for _, b in pairs], list(range(len(pairs)))
     )
-    before = _peak_mb()  # the process's peak so far: imports and the study's gold
+    before = peak_mb()  # the process's peak so far: imports and the study's gold
     start = time.perf_counter()
     kept = 0
     try:
@@ -183,7 +182,7 @@ def read_in_this_process(path: str, source: str, fmt: str, keep_all: bool) -> di
     except MemoryError:
         outcome = "MemoryError (a 500 in the web application)"
     seconds = time.perf_counter() - start
-    return {"outcome": outcome, "seconds": seconds, "held_mb": _peak_mb() - before, "kept": kept}
+    return {"outcome": outcome, "seconds": seconds, "held_mb": peak_mb() - before, "kept": kept}
 
 
 def main() -> None:

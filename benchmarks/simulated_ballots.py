@@ -1,15 +1,26 @@
-"""Shared by the benchmarks: answer a whole ballot at once, as a crowd would, by COPY.
+"""Shared by the benchmarks: answer a whole ballot at once, as a crowd would, by COPY; close a
+ballot in a process of its own; a process's peak memory.
 
 The crowd mostly prefers the item of lower index (a ranking to recover), with 5% ties; each
-comparison goes to one of the given voters. The ballot is left ``closing``, ready for its close.
+comparison goes to one of the given voters. The ballot is left ``closing``, ready for its close
+(or open, with ``leave_open``).
 """
 
 from __future__ import annotations
 
+import json
+import resource
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory so far, in MB (``ru_maxrss``, KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def answer_ballot(
@@ -19,11 +30,13 @@ def answer_ballot(
     *,
     voter_of: Callable[[int], np.ndarray] | None = None,
     more_columns: Callable[[int], dict[str, Any]] | None = None,
+    leave_open: bool = False,
 ) -> int:
     """Store a vote on every comparison of ``ballot``; returns how many.
 
     ``voter_of(n)`` picks the voter of each of ``n`` votes (default: in turn);
-    ``more_columns(n)`` adds columns (``response_ms``, ``created_at``...).
+    ``more_columns(n)`` adds columns (``response_ms``, ``created_at``...). The comparisons are
+    marked answered and the ballot ``closing``, or left as it is with ``leave_open``.
     """
     from collector.models import Ballot, Comparison, Vote
     from collector.studies import bulk_sql
@@ -52,5 +65,42 @@ def answer_ballot(
         {"ballot_id": ballot.pk},
     )
     Comparison.objects.filter(ballot=ballot).update(status=Comparison.Status.ANSWERED)
-    Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING)
+    if not leave_open:
+        Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING)
     return n
+
+
+def _backend_peak_mb(pid: int) -> int | None:
+    """Peak RSS of the PostgreSQL backend serving us (same machine only; includes the shared
+    buffers it touched, so an upper bound of its own memory)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024)
+    except OSError:
+        pass
+    return None
+
+
+def close_only(ballot_id: int) -> None:
+    """Close ballot ``ballot_id`` (``lifecycle.close_ballot``) and print one JSON line: its
+    ``seconds``, this process's ``peak_rss_mb``, the PostgreSQL backend's
+    ``postgres_backend_peak_rss_mb`` and the close's ``result``. Run it in a fresh child process
+    (the benchmarks' ``--close-only``), so that the peak is the close's own."""
+    from django.db import connection
+
+    from collector.studies import lifecycle
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+    start = time.perf_counter()
+    result = lifecycle.close_ballot(ballot_id)
+    elapsed = time.perf_counter() - start
+    report = {
+        "seconds": round(elapsed, 2),
+        "peak_rss_mb": round(peak_mb()),
+        "postgres_backend_peak_rss_mb": _backend_peak_mb(backend),
+        "result": result,
+    }
+    print(json.dumps(report))

@@ -100,7 +100,9 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int], Any] | None]:
 
 
 def _models(args: argparse.Namespace, gold: Any) -> dict[str, Any]:
-    """The models named on the command line; files keep only what ``gold`` can use."""
+    """The models named on the command line. A scores file keeps the scores an evaluation
+    against ``gold`` reads (its items, and the pairs retrieval ranks: ``only``), a vectors file
+    the vectors ``gold``'s tokens can look up; the figures are those of the whole file."""
     models: dict[str, Any] = {}
 
     def add(model: Any) -> None:

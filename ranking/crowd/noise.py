@@ -40,6 +40,7 @@ from .voters import SimulatedCrowd
 __all__ = ["CrowdFit", "fit_crowd"]
 
 _MAX_RELATEDNESS = 0.9999  # keeps 1 - a^2 > 0 (the noise amplitude of the top item)
+_MEDIAN_QUANTILES = 1001  # a distribution's median: the middle of this many quantiles
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,11 +182,14 @@ def _placed(
     if groups is None:
         return _rank_relatedness(score, reference_relatedness(reference, score.size))
     a = np.empty(score.size)
+    median = None
     for members in group_members(groups):
         if members.size == 0:
             continue
         if members.size == 1:  # nothing to order: the distribution's median
-            a[members] = float(np.median(reference_relatedness(reference, 2)))
+            if median is None:
+                median = float(np.median(reference_relatedness(reference, _MEDIAN_QUANTILES)))
+            a[members] = median
             continue
         profile = reference_relatedness(reference, members.size)
         a[members] = _rank_relatedness(score[members], profile)

@@ -232,27 +232,22 @@ def voter_quality(
     who = np.asarray(voter, dtype=np.int64)
     if who.shape != scores.shape:
         raise ValueError("voter must have one entry per vote")
-    times = (
-        np.full(scores.size, np.nan)
-        if response_ms is None
-        else np.asarray(response_ms, dtype=np.float64)
-    )
     trusted = (
         np.ones(scores.size, dtype=bool) if consensus is None else np.asarray(consensus, dtype=bool)
     )
     if trusted.shape != scores.shape:
         raise ValueError("consensus must have one entry per vote")
-    voters, index = np.unique(who, return_inverse=True)
+    patterns = answer_patterns(who, scores, response_ms)
+    voters, votes = patterns.voters, patterns.votes
+    median_ms, longest = patterns.median_ms, patterns.longest_run
+    index = np.searchsorted(voters, who)  # every vote's voter among ``voters``
     k = voters.size
-    votes = np.bincount(index, minlength=k)
     ties = scores == 0.5
     tie_rate = np.bincount(index, ties * 1.0, k) / np.maximum(votes, 1)
     decided = np.bincount(index, ~ties * 1.0, k)
     left = np.bincount(index, (scores == 1.0) * 1.0, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         left_share = np.where(decided > 0, left / decided, np.nan)
-    patterns = answer_patterns(who, scores, times)
-    median_ms, longest = patterns.median_ms, patterns.longest_run
     order = np.argsort(index, kind="stable")
     bounds = np.searchsorted(index[order], np.arange(k + 1))
     agreement = np.full(k, np.nan)

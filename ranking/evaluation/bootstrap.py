@@ -67,12 +67,15 @@ class Scope:
         Those evaluated: all members, or the scored ones (missing-score policy ``skip``).
     model_ranks : numpy.ndarray of float64
         The model's mid-ranks of those items (1 = highest score).
+    gold_ranks : numpy.ndarray of float64
+        The gold's ranks of those items re-ranked ``1..n`` (1 = most related, mid-ranks).
     """
 
     name: str | None
     members: IntArray
     items: IntArray
     model_ranks: FloatArray
+    gold_ranks: FloatArray
 
 
 def scope_key(name: str | None) -> str:

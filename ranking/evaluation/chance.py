@@ -12,9 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import check_generator, check_int
-from ..files.gold import GoldStandard
 from .bootstrap import ELEMENTS_PER_CHUNK, Scope
-from .tied_metrics import rank_correlations, rank_rows
+from .tied_metrics import rank_correlations
 
 __all__ = [
     "CHANCE_METRICS",
@@ -78,21 +77,22 @@ def chance_baseline(
     return summary
 
 
-def chance_key(gold: GoldStandard, scope: Scope) -> bytes | None:
+def chance_key(scope: Scope) -> bytes | None:
     """What a scope's chance level depends on: the multisets of its gold and model ranks (a
     random permutation of one against the other). Scopes with one key share one baseline: the
     targets of a target study of one size, without ties, cost one."""
     if scope.items.size < 2:
         return None
-    gold_ranks = np.sort(rank_rows(gold.ranks[scope.items]))
-    return gold_ranks.tobytes() + b"|" + np.sort(scope.model_ranks).tobytes()
+    return np.sort(scope.gold_ranks).tobytes() + b"|" + np.sort(scope.model_ranks).tobytes()
 
 
 def chance_of(
-    gold: GoldStandard, scope: Scope, *, n0: float, rng: np.random.Generator, permutations: int
+    scope: Scope, *, n0: float, rng: np.random.Generator, permutations: int
 ) -> dict[str, dict[str, float]]:
-    gold_ranks = rank_rows(gold.ranks[scope.items])
-    return chance_baseline(gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations)
+    """:func:`chance_baseline` of a scope's gold and model ranks."""
+    return chance_baseline(
+        scope.gold_ranks, scope.model_ranks, n0=n0, rng=rng, permutations=permutations
+    )
 
 
 def with_chance(result: dict[str, Any], chance: dict[str, dict[str, float]] | None) -> None:

@@ -29,12 +29,18 @@ import numpy.typing as npt
 from .._validation import FloatArray, IntArray
 from ..ballots.replay import StudyVotes
 from ..files.comparisons import BinaryComparisons
+from ..files.gold import CANDIDATE_KINDS
 from ..protocol.scores import group_members
 
 __all__ = ["AG_TYPES", "ag_resampler", "ag_score", "comparisons_from_votes", "pair_counts"]
 
-AG_TYPES: tuple[str, ...] = ("positive-positive", "positive-distractor", "positive-random", "other")
-_NEGATIVE = ("distractor", "random")
+_POSITIVE = CANDIDATE_KINDS[0]
+_NEGATIVE = CANDIDATE_KINDS[1:]  # distractor, random
+_BOTH_POSITIVE = f"{_POSITIVE}-{_POSITIVE}"
+_OTHER = "other"
+# The comparison types of ``ag_types``; the voted ones are those the kinds do not replace.
+AG_TYPES: tuple[str, ...] = (_BOTH_POSITIVE, *(f"{_POSITIVE}-{n}" for n in _NEGATIVE), _OTHER)
+_VOTED_TYPES = (_BOTH_POSITIVE, _OTHER)
 
 
 def _vote_pairs(pairs: IntArray, first_score: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
@@ -97,7 +103,7 @@ def _numerator_denominator(r: FloatArray, agree: FloatArray) -> tuple[float, flo
 
 
 def _kinds_of(kinds: tuple[str, ...] | None, n: int) -> npt.NDArray[np.str_] | None:
-    if kinds is None or "positive" not in kinds:
+    if kinds is None or _POSITIVE not in kinds:
         return None
     if len(kinds) != n:
         raise ValueError(f"kinds must have one entry per item ({n})")
@@ -116,7 +122,7 @@ def _kind_pairs(
         numerator, count = 0.0, 0
         for mine in members:
             mine = mine[scored[mine]]
-            positives = values[mine[kind[mine] == "positive"]]
+            positives = values[mine[kind[mine] == _POSITIVE]]
             others = np.sort(values[mine[kind[mine] == negative]])
             if positives.size == 0 or others.size == 0:
                 continue
@@ -124,17 +130,17 @@ def _kind_pairs(
             equal = np.searchsorted(others, positives, side="right") - below
             numerator += float(np.sum(below + 0.5 * equal))
             count += positives.size * others.size
-        out[f"positive-{negative}"] = (numerator, count)
+        out[f"{_POSITIVE}-{negative}"] = (numerator, count)
     return out
 
 
 def _types_of(kind: npt.NDArray[np.str_], first: IntArray, second: IntArray) -> npt.NDArray[Any]:
     a, b = kind[first], kind[second]
-    types = np.full(first.size, "other", dtype=object)
-    types[(a == "positive") & (b == "positive")] = "positive-positive"
+    types = np.full(first.size, _OTHER, dtype=object)
+    types[(a == _POSITIVE) & (b == _POSITIVE)] = _BOTH_POSITIVE
     for negative in _NEGATIVE:
-        types[((a == "positive") & (b == negative)) | ((b == "positive") & (a == negative))] = (
-            f"positive-{negative}"
+        types[((a == _POSITIVE) & (b == negative)) | ((b == _POSITIVE) & (a == negative))] = (
+            f"{_POSITIVE}-{negative}"
         )
     return types
 
@@ -194,12 +200,12 @@ def ag_score(
     agree = _preference(values, comparisons.first, comparisons.second)
     keep = ~np.isnan(agree)
     types = (
-        np.full(comparisons.n, "other", dtype=object)
+        np.full(comparisons.n, _OTHER, dtype=object)
         if kind is None
         else _types_of(kind, comparisons.first, comparisons.second)
     )
     parts: dict[str, tuple[float, float, int]] = {}
-    for name in ("positive-positive", "other"):
+    for name in _VOTED_TYPES:
         chosen = keep & (types == name)
         num, den = _numerator_denominator(comparisons.r[chosen], agree[chosen])
         parts[name] = (num, den, int(chosen.sum()))
@@ -228,7 +234,7 @@ def ag_resampler(
     fixed_num, fixed_den = 0.0, 0.0
     if kind is not None:
         voted = _types_of(kind, distinct[:, 0], distinct[:, 1])
-        counted &= np.isin(voted, ("positive-positive", "other"))
+        counted &= np.isin(voted, _VOTED_TYPES)
         for num, count in _kind_pairs(values, kind, np.asarray(groups, dtype=np.int64)).values():
             fixed_num, fixed_den = fixed_num + num, fixed_den + count
     c = distinct.shape[0]

@@ -84,21 +84,21 @@ def scopes_of(
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
     groups: list[tuple[str | None, IntArray]] = [(None, np.arange(gold.n_items))]
-    named = gold.targets if gold.targets is not None else gold.areas
-    if areas and named is not None:
-        names, label = np.unique(np.asarray(named), return_inverse=True)
-        for area, members in zip(names.tolist(), group_members(label.ravel()), strict=True):
-            groups.append((area, members))
+    if areas and gold.groups is not None:
+        groups.extend(zip(gold.target_names, group_members(gold.groups), strict=True))
+    elif areas and gold.areas is not None:
+        names, label = np.unique(np.asarray(gold.areas), return_inverse=True)
+        groups.extend(zip(names.tolist(), group_members(label.ravel()), strict=True))
     scopes = []
     for name, members in groups:
         items = members[np.isfinite(scores[members])] if missing == "skip" else members
-        scopes.append(Scope(name, members, items, mid_ranks(scores[items])))
+        scopes.append(
+            Scope(name, members, items, mid_ranks(scores[items]), rank_rows(gold.ranks[items]))
+        )
     return scopes
 
 
-def _point_metrics(
-    gold: GoldStandard, scores: FloatArray, scopes: list[Scope], *, n0: float
-) -> list[dict[str, Any]]:
+def _point_metrics(scores: FloatArray, scopes: list[Scope], *, n0: float) -> list[dict[str, Any]]:
     """Every scope's counts and metrics (the chance level is added by :func:`with_chance`).
     Scopes of one size are computed together, one row each: a target study's many small
     targets cost a few vectorised calls, not one each."""
@@ -119,7 +119,7 @@ def _point_metrics(
         step = max(1, ELEMENTS_PER_CHUNK // size)
         for start in range(0, len(indices), step):
             chunk = indices[start : start + step]
-            gold_ranks = rank_rows(gold.ranks[np.stack([scopes[i].items for i in chunk])])
+            gold_ranks = np.stack([scopes[i].gold_ranks for i in chunk])
             model_ranks = np.stack([scopes[i].model_ranks for i in chunk])
             values = rank_correlations(gold_ranks, model_ranks, n0)
             for row, index in enumerate(chunk):
@@ -225,7 +225,9 @@ def evaluate(
     if comparisons is not None and gold.targets is None:
         raise ValueError("binary comparisons need a target gold (a target study's ranking)")
     if votes is not None and gold.groups is not None and votes.groups is None:
-        votes = replace(votes, groups=gold.groups)  # rescored per target, as the study was
+        # Votes built in memory without groups: rescored per target all the same, as the
+        # study was (read_votes and simulate_study_votes give a target gold's votes groups).
+        votes = replace(votes, groups=gold.groups)
     models = _named_models(model_scores)
     permutations = chance_permutations or default_chance_permutations(gold.n_items)
     total = len(models) + (count if votes is not None else 0)
@@ -336,23 +338,18 @@ def _model_reports(
         scopes = scopes_of(gold, scores, missing)
         all_scopes[name] = scopes
         children = rng.spawn(len(scopes))  # one chance generator per scope, in order
-        keys = [chance_key(gold, scope) for scope in scopes]
+        keys = [chance_key(scope) for scope in scopes]
         first: dict[bytes, int] = {}
         for index, key in enumerate(keys):
             if key is not None:
                 first.setdefault(key, index)
         chances = {
             key: pool.submit(
-                chance_of,
-                gold,
-                scopes[index],
-                n0=n0,
-                rng=children[index],
-                permutations=permutations,
-            )  # fmt: skip
+                chance_of, scopes[index], n0=n0, rng=children[index], permutations=permutations
+            )
             for key, index in first.items()
         }
-        points = _point_metrics(gold, scores, scopes, n0=n0)
+        points = _point_metrics(scores, scopes, n0=n0)
         for point, key in zip(points, keys, strict=True):
             with_chance(point, None if key is None else chances[key].result())
         report = {"name": name, **points[0]}
@@ -424,8 +421,10 @@ def _attach_intervals(
     report["bootstrap"] = {"kind": "voters", **block("")}
     for area in report.get("areas", []):
         area["bootstrap"] = block(scope_key(area["area"]))
-    if "targets" in report:
-        per_target.attach_intervals(report, samples)
+    for target in report.get("targets", []):
+        target["bootstrap"] = block(scope_key(target["target"]))
+    if "macro" in report:
+        report["macro"]["bootstrap"] = block("macro")
     if "statistics" in samples and "ag_score" in report:
         report["ag_bootstrap"] = block("statistics")["ag_score"]
     if "votes" in samples and report.get("votes"):

@@ -70,13 +70,9 @@ def retrieval_metrics(
         return _grouped(gold, item_scores)
     if not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
-    areas = gold.areas or ("",) * gold.n_items
-    by_area: dict[str, list[int]] = defaultdict(list)
-    for index, area in enumerate(areas):
-        by_area[area].append(index)
     plans = []
     needed = 0
-    for members in by_area.values():
+    for members in gold.area_members.values():
         tokens = sorted({gold.token_a[i] for i in members} | {gold.token_b[i] for i in members})
         count = max(1, math.ceil(alpha * len(members)))
         top = sorted(members, key=lambda i: gold.ranks[i])[:count]

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from .._validation import FloatArray
-from .bootstrap import interval, scope_key
+from .bootstrap import scope_key
+from .retrieval import HITS_AT
 from .tied_metrics import METRIC_NAMES
 
-__all__ = ["MACRO_MIN", "attach_intervals", "macro", "macro_samples", "target_entries"]
+__all__ = ["MACRO_MIN", "macro", "macro_samples", "target_entries"]
 
 MACRO_MIN = 3  # scored candidates a target needs to count in the macro mean
 
@@ -42,7 +43,9 @@ def target_entries(
 
 
 def _counted(targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [t for t in targets if (t.get("n") or 0) >= MACRO_MIN]
+    """The targets with at least :data:`MACRO_MIN` scored candidates (``coverage`` of
+    ``n_items``: under the policy ``last`` ``n`` counts the unscored ones too)."""
+    return [t for t in targets if round(t["coverage"] * t["n_items"]) >= MACRO_MIN]
 
 
 def macro(targets: list[dict[str, Any]]) -> dict[str, Any]:
@@ -57,7 +60,7 @@ def macro(targets: list[dict[str, Any]]) -> dict[str, Any]:
     for metric in ("rho_w", "tau_w"):
         means = [t["chance"][metric]["mean"] for t in counted if t.get("chance")]
         result[f"chance_{metric}"] = float(np.mean(means)) if means else None
-    for metric in ("mrr", "hits@1", "hits@3", "hits@10"):
+    for metric in ("mrr", *(f"hits@{k}" for k in HITS_AT)):
         values = [t[metric] for t in targets if t.get(metric) is not None]
         if values:
             result[metric] = float(np.mean(values))
@@ -82,15 +85,3 @@ def macro_samples(
         with np.errstate(invalid="ignore", divide="ignore"):
             out[metric] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     return out
-
-
-def attach_intervals(
-    report: dict[str, Any], samples: Mapping[str, Mapping[str, FloatArray]]
-) -> None:
-    """Each target's and the macro mean's bootstrap intervals, in ``report``."""
-    for target in report["targets"]:
-        block = samples[scope_key(target["target"])]
-        target["bootstrap"] = {m: interval(block[m], target.get(m)) for m in METRIC_NAMES}
-    report["macro"]["bootstrap"] = {
-        m: interval(v, report["macro"].get(m)) for m, v in samples["macro"].items()
-    }

@@ -9,7 +9,6 @@ the counts, when given, must give ``r``.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from .._validation import FloatArray, IntArray
 from .gold import GoldStandard
-from .lines import InputFileError, integer_at, number_at, read_lines
+from .lines import InputFileError, integer_at, number_at, read_csv_table
 
 __all__ = ["COMPARISONS_HEADER", "BinaryComparisons", "read_comparisons"]
 
@@ -82,17 +81,7 @@ def read_comparisons(path: str | Path, gold: GoldStandard) -> BinaryComparisons:
             "comparisons need a target gold: a target study's ranking (with target and "
             "candidate columns) or a grouped gold"
         )
-    lines = [(n, t) for n, t in read_lines(path) if t.strip()]
-    if not lines:
-        raise InputFileError(path, "holds no data lines")
-    rows = csv.reader([t for _, t in lines])
-    header = [h.strip() for h in next(rows)]
-    missing = [c for c in _REQUIRED if c not in header]
-    if missing:
-        raise InputFileError(
-            path, f"the comparisons header lacks {', '.join(missing)}", lines[0][0]
-        )
-    col = {name: header.index(name) for name in header}
+    col, rows = read_csv_table(path, _REQUIRED, "comparisons")
     counted = all(c in col for c in _COUNTS)
     position = {(t, c): i for i, (t, c) in enumerate(zip(gold.targets, gold.token_b, strict=True))}
     first: list[int] = []
@@ -100,11 +89,7 @@ def read_comparisons(path: str | Path, gold: GoldStandard) -> BinaryComparisons:
     shares: list[float] = []
     counts: list[list[int]] = []
     seen: dict[tuple[int, int], int] = {}
-    for (number, _), row in zip(lines[1:], rows, strict=True):
-        if len(row) != len(header):
-            raise InputFileError(
-                path, f"expected {len(header)} columns as in the header, found {len(row)}", number
-            )
+    for number, row in rows:
         target = row[col["target"]]
         pair = []
         for name in ("candidate_1", "candidate_2"):

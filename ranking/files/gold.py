@@ -30,7 +30,6 @@ sharing their mid-rank.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -41,7 +40,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import FloatArray, IntArray
-from .lines import InputFileError, integer_at, is_number, number_at, read_lines, split_fields
+from .lines import (
+    InputFileError,
+    integer_at,
+    is_number,
+    number_at,
+    read_csv_table,
+    read_lines,
+    split_fields,
+)
 
 __all__ = [
     "CANDIDATE_KINDS",
@@ -154,6 +161,15 @@ class GoldStandard:
             return None
         position = {name: g for g, name in enumerate(self.target_names)}
         return np.fromiter((position[t] for t in self.targets), np.int64, self.n_items)
+
+    @cached_property
+    def area_members(self) -> dict[str, list[int]]:
+        """Every area's item positions, areas in order of first appearance; without areas the
+        whole gold is one area ``""`` (the areas retrieval ranks partners in)."""
+        members: dict[str, list[int]] = {}
+        for index, area in enumerate(self.areas or ("",) * self.n_items):
+            members.setdefault(area, []).append(index)
+        return members
 
     @classmethod
     def from_scores(
@@ -281,15 +297,8 @@ _STUDY_REQUIRED = ("rank", "item_id", "token_a", "token_b")
 
 
 def _read_study_ranking(path: str | Path) -> GoldStandard:
-    lines = read_lines(path)
-    data = [(n, t) for n, t in lines if t.strip()]
-    if not data:
-        raise InputFileError(path, "holds no data lines")
-    header, body = _study_rows(path, data)
-    missing = [c for c in _STUDY_REQUIRED if c not in header]
-    if missing:
-        raise InputFileError(path, f"the ranking header lacks {', '.join(missing)}", data[0][0])
-    col = {name: header.index(name) for name in header}
+    col, rows = read_csv_table(path, _STUDY_REQUIRED, "ranking", json_lines=True)
+    numbers: list[int] = []
     ranks: list[float] = []
     ids: list[int] = []
     tokens_a: list[str] = []
@@ -300,11 +309,8 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
     targets: list[str] = []
     kinds: list[str] = []
     target_study = "target" in col and "candidate" in col
-    for number, row in body:
-        if len(row) != len(header):
-            raise InputFileError(
-                path, f"expected {len(header)} columns as in the header, found {len(row)}", number
-            )
+    for number, row in rows:
+        numbers.append(number)
         ranks.append(integer_at(path, number, row[col["rank"]], "rank", 1))
         ids.append(integer_at(path, number, row[col["item_id"]], "item_id"))
         tokens_a.append(row[col["token_a"]])
@@ -320,7 +326,6 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
         if target_study:
             targets.append(row[col["target"]])
             kinds.append(_kind_at(path, number, row[col["kind"]]) if "kind" in col else "")
-    numbers = [n for n, _ in body]
     _check_distinct(path, ids, numbers, "item_id")
     _check_distinct(path, ranks, numbers, "rank")
     if len(ids) < 2:
@@ -347,43 +352,6 @@ def _kind_at(path: str | Path, line: int, text: str) -> str:
             path, f"unknown kind {text!r}: use {', '.join(CANDIDATE_KINDS)} or nothing", line
         )
     return kind
-
-
-def _study_rows(
-    path: str | Path, data: list[tuple[int, str]]
-) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """The header and the numbered rows (cells as text) of a study ranking, CSV or JSON Lines."""
-    if not data[0][1].lstrip().startswith("{"):
-        parsed = csv.reader([t for _, t in data])
-        header = [h.strip() for h in next(parsed)]
-        return header, [(n, row) for (n, _), row in zip(data[1:], parsed, strict=True)]
-    records = [(n, _json_object(path, n, t)) for n, t in data]
-    header = list(records[0][1])
-    body = []
-    for number, record in records:
-        if list(record) != header:
-            raise InputFileError(
-                path, f"keys {list(record)} differ from the first line's {header}", number
-            )
-        body.append((number, [_json_cell(v) for v in record.values()]))
-    return header, body
-
-
-def _json_object(path: str | Path, line: int, text: str) -> dict[str, object]:
-    try:
-        value = json.loads(text)
-    except ValueError as error:
-        raise InputFileError(path, f"not a JSON object ({error})", line) from None
-    if not isinstance(value, dict):
-        raise InputFileError(path, f"not a JSON object: {text[:40]!r}", line)
-    return value
-
-
-def _json_cell(value: object) -> str:
-    """A JSON value as the CSV's cell: null empty, a text exactly as it is."""
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _check_distinct(path: str | Path, values: Sequence[float], lines: list[int], what: str) -> None:

@@ -8,8 +8,10 @@ rather than held in memory.
 
 from __future__ import annotations
 
+import csv
+import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -21,6 +23,7 @@ __all__ = [
     "is_number",
     "iter_lines",
     "number_at",
+    "read_csv_table",
     "read_lines",
     "refuse_compressed",
     "split_fields",
@@ -138,6 +141,98 @@ def read_lines(path: str | Path) -> list[tuple[int, str]]:
         As :func:`iter_lines`.
     """
     return list(iter_lines(path))
+
+
+def read_csv_table(
+    path: str | Path, required: Sequence[str], what: str, *, json_lines: bool = False
+) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
+    """The columns and the numbered rows of a table whose first line names its columns.
+
+    The table is CSV, blank lines skipped. With ``json_lines``, a file whose first line is a
+    JSON object is JSON Lines instead: one object a line, each with the first one's keys in
+    its order; a value is a cell as the CSV would write it (null empty, a text as it is,
+    anything else as JSON).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+    required : sequence of str
+        Columns the header must name.
+    what : str
+        What the table is, for the error messages (``"the votes header lacks ..."``).
+    json_lines : bool, optional
+        Whether JSON Lines are read too.
+
+    Returns
+    -------
+    columns : dict of str to int
+        Every column's position (the first, for a name given twice).
+    rows : iterator of (int, list of str)
+        Every row's line number and cells, each checked as it is reached.
+
+    Raises
+    ------
+    InputFileError
+        No data lines, or a header that lacks a ``required`` column (with the header's line);
+        as the rows are reached, a row whose number of cells differs from the header's, or a
+        JSON line that is not an object with the first line's keys (with the line); as
+        :func:`iter_lines`.
+    """
+    lines = [(n, t) for n, t in read_lines(path) if t.strip()]
+    if not lines:
+        raise InputFileError(path, "holds no data lines")
+    rows: Iterable[tuple[int, list[str]]]
+    if json_lines and lines[0][1].lstrip().startswith("{"):
+        header = list(_json_object(path, *lines[0]))
+        rows = _json_rows(path, lines, header)
+    else:
+        parsed = csv.reader([t for _, t in lines])
+        header = [h.strip() for h in next(parsed)]
+        rows = ((n, row) for (n, _), row in zip(lines[1:], parsed, strict=True))
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise InputFileError(path, f"the {what} header lacks {', '.join(missing)}", lines[0][0])
+    return {name: header.index(name) for name in header}, _of_width(path, rows, len(header))
+
+
+def _of_width(
+    path: str | Path, rows: Iterable[tuple[int, list[str]]], width: int
+) -> Iterator[tuple[int, list[str]]]:
+    for number, row in rows:
+        if len(row) != width:
+            raise InputFileError(
+                path, f"expected {width} columns as in the header, found {len(row)}", number
+            )
+        yield number, row
+
+
+def _json_rows(
+    path: str | Path, lines: list[tuple[int, str]], header: list[str]
+) -> Iterator[tuple[int, list[str]]]:
+    for number, text in lines:
+        record = _json_object(path, number, text)
+        if list(record) != header:
+            raise InputFileError(
+                path, f"keys {list(record)} differ from the first line's {header}", number
+            )
+        yield number, [_json_cell(v) for v in record.values()]
+
+
+def _json_object(path: str | Path, line: int, text: str) -> dict[str, object]:
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise InputFileError(path, f"not a JSON object ({error})", line) from None
+    if not isinstance(value, dict):
+        raise InputFileError(path, f"not a JSON object: {text[:40]!r}", line)
+    return value
+
+
+def _json_cell(value: object) -> str:
+    """A JSON value as the CSV's cell: null empty, a text exactly as it is."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def split_fields(line: str, delimiter: str | None) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -30,7 +30,14 @@ from .lines import (
     split_fields,
 )
 
-__all__ = ["PairScorer", "ScoreTable", "item_scores", "pair_scorer_for", "read_model_scores"]
+__all__ = [
+    "PairScorer",
+    "ScoreTable",
+    "item_scores",
+    "pair_scorer_for",
+    "read_model_scores",
+    "retrievable_pairs",
+]
 
 
 @runtime_checkable
@@ -104,6 +111,31 @@ def pair_scorer_for(
     return ScoreTable(name=getattr(model, "name", "scores"), by_pair=table)
 
 
+def retrievable_pairs(gold: GoldStandard) -> Callable[[tuple[str, str]], bool]:
+    """Whether an evaluation against ``gold`` reads a token pair's score.
+
+    The gold's items, and the pairs retrieval ranks (:func:`ranking.evaluation.
+    retrieval_metrics`): every pair of tokens of one area (:attr:`GoldStandard.area_members`;
+    the whole gold without areas). A target gold's retrieval reads its items alone, so they
+    alone are wanted. At most the pairs of each area's tokens are wanted, whatever the file
+    holds.
+    """
+    if gold.targets is not None:
+        items = {_key(a, b) for a, b in zip(gold.token_a, gold.token_b, strict=True)}
+        return items.__contains__
+    areas_of: dict[str, set[int]] = {}
+    for area, members in enumerate(gold.area_members.values()):
+        for i in members:
+            areas_of.setdefault(gold.token_a[i], set()).add(area)
+            areas_of.setdefault(gold.token_b[i], set()).add(area)
+    nowhere: set[int] = set()
+
+    def wanted(pair: tuple[str, str]) -> bool:
+        return not areas_of.get(pair[0], nowhere).isdisjoint(areas_of.get(pair[1], nowhere))
+
+    return wanted
+
+
 def read_model_scores(
     path: str | Path,
     name: str | None = None,
@@ -119,8 +151,10 @@ def read_model_scores(
     ``token_a`` and ``token_b``) those columns are read, in any order, else the columns are
     taken by position (3 columns: tokens and score; 2 columns: item id and score).
 
-    Every line is checked; with ``only``, the scores of that gold's pairs (or item ids) alone
-    are kept, so reading holds one line at a time and the gold's scores. ``progress`` is
+    Every line's columns and score are checked. With ``only``, the scores kept are those an
+    evaluation against that gold reads (:func:`retrievable_pairs`), so reading holds one line
+    at a time and at most the pairs of the gold's tokens; a pair (or item) given two different
+    scores is refused when it is kept (the pairs left out are not compared). ``progress`` is
     called as in :func:`ranking.files.lines.iter_lines`.
 
     Raises
@@ -163,9 +197,10 @@ def read_model_scores(
                 first_line[0],
             )
     by_items = "item_id" in columns and "token_a" not in columns
-    wanted_pairs = wanted_items = None
+    wanted_pairs: Callable[[tuple[str, str]], bool] | None = None
+    wanted_items = None
     if only is not None:
-        wanted_pairs = {_key(a, b) for a, b in zip(only.token_a, only.token_b, strict=True)}
+        wanted_pairs = retrievable_pairs(only)
         wanted_items = {int(i) for i in only.item_ids}
     by_pair: dict[tuple[str, str], float] = {}
     by_item: dict[int, float] = {}
@@ -183,13 +218,13 @@ def read_model_scores(
         if by_items:
             key = integer_at(path, number, fields[columns["item_id"]], "item_id")
             target: dict = by_item
-            wanted: set | None = wanted_items
+            if wanted_items is not None and key not in wanted_items:
+                continue
         else:
-            key = _key(fields[columns["token_a"]], fields[columns["token_b"]])
+            key = pair = _key(fields[columns["token_a"]], fields[columns["token_b"]])
             target = by_pair
-            wanted = wanted_pairs
-        if wanted is not None and key not in wanted:
-            continue
+            if wanted_pairs is not None and not wanted_pairs(pair):
+                continue
         if key in target and target[key] != value:
             raise InputFileError(
                 path,

@@ -85,10 +85,13 @@ def check_vector_file_start(
     """The file's format (``format``, else detected), after the checks that read only its start:
     not compressed, a header the file's size can hold, no binary data in a text format. Raises
     :class:`InputFileError` as :func:`read_vector_file` would for these."""
-    chosen = format or detect_vector_format(path, name)
-    if chosen not in VECTOR_FORMATS:
-        raise ValueError(f"format must be one of {VECTOR_FORMATS}, got {format!r}")
-    refuse_compressed(path)
+    if format:
+        if format not in VECTOR_FORMATS:
+            raise ValueError(f"format must be one of {VECTOR_FORMATS}, got {format!r}")
+        refuse_compressed(path)
+        chosen = format
+    else:
+        chosen = detect_vector_format(path, name)  # refuses a compressed file
     with open(path, "rb") as handle:
         if chosen == "word2vec-binary":
             _header(path, handle, binary=True)
@@ -166,15 +169,11 @@ def read_vector_file(
     """
     if format not in VECTOR_FORMATS:
         raise ValueError(f"format must be one of {VECTOR_FORMATS}, got {format!r}")
-    refuse_compressed(path)
+    refuse_compressed(path)  # opens the file: it can be read
     total = Path(path).stat().st_size
     words: list[str] = []
     rows: list[npt.NDArray[np.float32]] = []
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed below)
-    except OSError as error:
-        raise InputFileError(path, f"cannot be read ({error.strerror or error})") from None
-    with handle:
+    with open(path, "rb") as handle:
         if format == "word2vec-binary":
             records: Iterator[Record] = _binary_records(path, handle, limit, keep)
         else:

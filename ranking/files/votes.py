@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
 from ..ballots.replay import StudyVotes
 from .gold import GoldStandard
-from .lines import InputFileError, read_lines
+from .lines import InputFileError, read_csv_table
 
 __all__ = ["read_votes"]
 
@@ -33,17 +32,10 @@ def read_votes(path: str | Path, gold: GoldStandard) -> StudyVotes:
         With the line at fault: missing columns, an unknown item id, a choice other than
         left/right/tie, a bad ballot number, a self-comparison.
     """
-    lines = [(n, t) for n, t in read_lines(path) if t.strip()]
-    if not lines:
-        raise InputFileError(path, "holds no data lines")
-    rows = csv.reader([t for _, t in lines])
-    header = [h.strip() for h in next(rows)]
-    missing = [c for c in _VOTE_COLUMNS if c not in header]
-    if missing:
-        raise InputFileError(path, f"the votes header lacks {', '.join(missing)}", lines[0][0])
-    col = [header.index(c) for c in _VOTE_COLUMNS]
+    columns, rows = read_csv_table(path, _VOTE_COLUMNS, "votes")
+    col = [columns[c] for c in _VOTE_COLUMNS]
     # The product's export marks the votes of excluded voters: they are left out here.
-    excluded_col = header.index("voter_excluded") if "voter_excluded" in header else None
+    excluded_col = columns.get("voter_excluded")
     position = {int(i): p for p, i in enumerate(gold.item_ids.tolist())}
     voters: dict[str, int] = {}
     ballots: list[int] = []
@@ -51,11 +43,7 @@ def read_votes(path: str | Path, gold: GoldStandard) -> StudyVotes:
     rights: list[int] = []
     scores: list[float] = []
     who: list[int] = []
-    for (number, _), row in zip(lines[1:], rows, strict=True):
-        if len(row) != len(header):
-            raise InputFileError(
-                path, f"expected {len(header)} columns as in the header, found {len(row)}", number
-            )
+    for number, row in rows:
         if excluded_col is not None and row[excluded_col].strip().lower() in ("true", "1"):
             continue
         ballot_text, left_text, right_text, choice, voter = (row[c].strip() for c in col)

@@ -181,3 +181,49 @@ def test_scores_of_pairs_outside_the_gold_are_checked_but_not_kept(tmp_path: Pat
     with pytest.raises(InputFileError, match="finite") as caught:
         read_model_scores(path, only=gold)
     assert caught.value.line == 3
+
+
+def _area_gold() -> GoldStandard:
+    """Two areas of four tokens, each with four of its six pairs as gold items."""
+    token_a, token_b, areas = [], [], []
+    for area in ("x", "y"):
+        t = [f"{area}{k}" for k in range(4)]
+        for a, b in ((0, 1), (0, 2), (1, 3), (2, 3)):
+            token_a.append(t[a])
+            token_b.append(t[b])
+            areas.append(area)
+    return GoldStandard(
+        format="study",
+        token_a=tuple(token_a),
+        token_b=tuple(token_b),
+        ranks=np.arange(1.0, 9.0),
+        item_ids=np.arange(8),
+        areas=tuple(areas),
+    )
+
+
+def test_keeping_only_what_the_gold_reads_gives_the_figures_of_the_whole_file(
+    tmp_path: Path,
+) -> None:
+    from ranking.evaluation import evaluate
+
+    gold = _area_gold()
+    tokens = [f"{area}{k}" for area in ("x", "y") for k in range(4)] + ["outsider"]
+    rng = np.random.default_rng(11)
+    path = tmp_path / "m.csv"
+    lines = [f"{a},{b},{rng.normal():.6f}" for i, a in enumerate(tokens) for b in tokens[i + 1 :]]
+    path.write_text("token_a,token_b,score\n" + "\n".join(lines) + "\n")
+    whole, kept = read_model_scores(path), read_model_scores(path, only=gold)
+
+    def figures(model: object) -> dict:
+        return evaluate(gold, model, rng=np.random.default_rng(3), retrieval_alpha=0.5)
+
+    assert figures(kept) == figures(whole)
+    assert figures(kept)["retrieval"]["queries"] == 8
+    assert set(kept.by_pair) == {
+        (a, b) for a, b in whole.by_pair if a[0] == b[0] and "outsider" not in (a, b)
+    }
+    items = set(zip(gold.token_a, gold.token_b, strict=True))
+    gold_pairs_only = {pair: v for pair, v in whole.by_pair.items() if pair in items}
+    narrowed = figures(type(whole)(name=whole.name, by_pair=gold_pairs_only))
+    assert narrowed["retrieval"] != figures(whole)["retrieval"]

@@ -197,6 +197,21 @@ def test_per_target_metrics_are_scipys_on_each_targets_candidates_and_macro_thei
         assert result["macro"][metric] == pytest.approx(np.mean([t[metric] for t in counted]))
 
 
+def test_a_target_with_too_few_scored_candidates_is_left_out_of_the_macro_under_last() -> None:
+    rng = np.random.default_rng(8)
+    gold = target_gold(rng, [5, 4])
+    scores = rng.normal(size=gold.n_items)
+    scores[[5, 6, 7]] = np.nan  # t1: 1 of its 4 candidates scored
+    result = evaluate(
+        gold, scores, missing="last", rng=np.random.default_rng(0), chance_permutations=20
+    )
+    t0, t1 = result["targets"]
+    assert (t1["n"], t1["coverage"]) == (4, 0.25) and t1["rho_w"] is not None
+    assert result["macro"]["targets"] == 1
+    for metric in ("rho_w", "tau_w", "rho", "tau"):
+        assert result["macro"][metric] == t0[metric]
+
+
 def test_mrr_and_hits_per_target_rank_each_positive_among_its_targets_other_candidates() -> None:
     gold = GoldStandard(
         format="study",
@@ -384,3 +399,15 @@ def test_the_crowd_fit_places_each_targets_candidates_on_the_distribution_by_the
     assert not np.allclose(np.sort(pooled.relatedness), np.sort(fit.relatedness))
     with pytest.raises(ValueError, match="groups must have shape"):
         fit_crowd(*args, groups=np.zeros(3), calibration=0)
+
+
+def test_the_crowd_fit_places_a_one_candidate_target_at_the_distributions_median() -> None:
+    rng = np.random.default_rng(6)
+    pairs = np.array([rng.choice(4, 2, replace=False) for _ in range(60)])  # target 0's four
+    first_score = rng.choice([0.0, 0.5, 1.0], 60)
+    voters = np.arange(60) % 5
+    fit = fit_crowd(5, pairs, first_score, voters, None, rng, groups=[0, 0, 0, 0, 1], calibration=0)
+    # Nothing ranks the lone candidate: it gets the median of the exponential |z| (0.245), not
+    # the mean of a two-item profile (0.61).
+    median = np.median(np.abs(underlying_similarity("exponential", 100_001)))
+    assert fit.relatedness[4] == pytest.approx(median, abs=1e-3)
