@@ -125,9 +125,6 @@ class Side(NamedTuple):
     token_b_id: int
     token_b: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"item_id": self.item_id, "token_a": self.token_a, "token_b": self.token_b}
-
     @property
     def shown(self) -> tuple[int, str, str]:
         return self.item_id, self.token_a, self.token_b
