@@ -120,10 +120,19 @@ def session_voter(request: HttpRequest, slug: str) -> Voter | None:
 
 
 def consented_before(study: Study, identity: Identity) -> bool:
-    """This platform participant is a voter of the study who agreed to take part before."""
-    if not identity.participant:
+    """This platform participant is a voter of the study who agreed to take part before (an
+    MTurk preview never is)."""
+    if identity.preview or not identity.participant:
         return False
     return Voter.objects.filter(**_lookup(study, identity), consented_at__isnull=False).exists()
+
+
+def skips_consent(request: HttpRequest, consented: bool) -> bool:
+    """Whether opening the study link goes straight on to the voting page: a participant who
+    consented before (``consented``, from :func:`consented_before`) whose browser keeps this
+    site's cookies. Without them (another browser, or a frame that keeps none) the consent page
+    offers **Continue** instead of asking for consent again."""
+    return request.method == "GET" and consented and bool(request.COOKIES)
 
 
 def consent(request: HttpRequest, study: Study, identity: Identity, address: str = "") -> Voter:
