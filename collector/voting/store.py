@@ -1,7 +1,7 @@
 """Handing out comparisons and recording votes: Python's side of the voting rules.
 
 The rules live in one SQL function, ``collector_vote_v4`` (``sql/vote_v4.sql``, created by
-migration 0011): in one round trip it stores a vote (or an attention check's answer) or says
+migration 0013): in one round trip it stores a vote (or an attention check's answer) or says
 exactly why not, and hands the voter their next comparison (or check). This module calls it,
 reading its columns by name, turns a refusal into :class:`VoteRejected` (an HTTP status and a
 message) and tells the lifecycle when a ballot may have received its last vote. Excluding a
