@@ -45,6 +45,7 @@ __all__ = [
     "close_ballot",
     "close_early",
     "delete_study",
+    "is_archived",
     "items_without_answer",
     "note_vote_recorded",
     "open_ballot",
@@ -52,6 +53,7 @@ __all__ = [
     "require_finished",
     "resume_study",
     "sweep_ballots",
+    "takes_voters",
     "unarchive_study",
     "update_check_settings",
     "update_texts",
@@ -380,9 +382,20 @@ def resume_study(study_id: int) -> bool:
         paused_at=None
     ):
         return True
-    if _refused(study_id).archived_at is not None:
+    if is_archived(_refused(study_id)):
         raise LifecycleError("the study is archived: unarchive it before resuming it")
     return False
+
+
+def is_archived(study: Study) -> bool:
+    """Whether staff archived the study: it is closed to voters and hands out nothing."""
+    return study.archived_at is not None
+
+
+def takes_voters(study: Study) -> bool:
+    """Whether the study link takes voters: the study is running and not archived (an archived
+    study counts as closed, even before its ballots finish)."""
+    return study.status == Study.Status.RUNNING and not is_archived(study)
 
 
 def archive_study(study_id: int) -> bool:

@@ -7,8 +7,9 @@ and cost of the rest).
   side in a row) or for failed attention checks (the study's ``check_fail_limit``), the voter
   table's flags at their default thresholds. Low agreement is left to the voter table: it needs a
   Bradley-Terry fit per voter, too slow for every voter's first page.
-- The statistic is robust to any one voter: the median, over trusted voters, of each voter's
-  median response time. A voter who answers 200 times counts once, like one who answers twice.
+- The statistic (:func:`ranking.crowd.time_per_comparison`) is robust to any one voter: the
+  median, over trusted voters, of each voter's median response time. A voter who answers 200
+  times counts once, like one who answers twice.
 - Until :data:`MIN_TRUSTED_VOTERS` trusted voters have answered, the time is at least
   :data:`FLOOR_SECONDS` (the planning default): a few quick first voters never shrink the
   promise, slow ones may raise it.
@@ -27,7 +28,7 @@ from django.core.cache import cache
 
 from collector.models import Study, Voter
 from collector.studies import attention_checks, bulk_sql
-from ranking.crowd import answer_patterns, speed_flags
+from ranking.crowd import answer_patterns, time_per_comparison
 
 __all__ = ["FLOOR_SECONDS", "MIN_TRUSTED_VOTERS", "Pace", "pace", "recent_pace"]
 
@@ -68,31 +69,21 @@ def pace(study: Study) -> Pace:
     """The study's time per comparison (see the module docstring)."""
     answers = bulk_sql.study_answers(study.pk)
     patterns = answer_patterns(answers.voter, answers.first_score, answers.response_ms)
-    speeder, straight_liner = speed_flags(patterns.median_ms, patterns.longest_run)
-    people = dict(
-        (pk, (excluded_at is not None, failed))
-        for pk, excluded_at, failed in Voter.objects.filter(study=study).values_list(
-            "pk", "excluded_at", "checks_failed"
-        )
+    people = Voter.objects.filter(study=study).values_list("pk", "excluded_at", "checks_failed")
+    left_out_ids = [
+        pk
+        for pk, excluded_at, failed in people
+        if excluded_at is not None or attention_checks.failed_checks(failed, study.check_fail_limit)
+    ]
+    left_out = np.isin(patterns.voters, np.array(left_out_ids, dtype=np.int64))
+    t = time_per_comparison(
+        patterns.median_ms,
+        patterns.longest_run,
+        left_out,
+        floor_seconds=FLOOR_SECONDS,
+        min_voters=MIN_TRUSTED_VOTERS,
     )
-    left_out = np.array(
-        [
-            people[v][0] or attention_checks.failed_checks(people[v][1], study.check_fail_limit)
-            for v in patterns.voters.tolist()
-        ],
-        dtype=bool,
-    )
-    timed = np.isfinite(patterns.median_ms)
-    trusted = timed & ~(left_out | speeder | straight_liner)
-    medians = patterns.median_ms[trusted]
-    measured = float(np.median(medians)) / 1000 if medians.size else None
-    if measured is None:
-        seconds = FLOOR_SECONDS
-    elif medians.size < MIN_TRUSTED_VOTERS:
-        seconds = max(FLOOR_SECONDS, measured)
-    else:
-        seconds = measured
-    return Pace(seconds, measured, int(trusted.sum()), int((timed & ~trusted).sum()))
+    return Pace(t.seconds, t.measured_seconds, t.trusted_voters, t.left_out_voters)
 
 
 def recent_pace(study: Study, max_age: float) -> Pace:

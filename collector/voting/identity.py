@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
@@ -66,6 +67,11 @@ def identify(params: Mapping[str, str]) -> Identity:
     return Identity()
 
 
+def _lookup(study: Study, identity: Identity) -> dict[str, Any]:
+    """The fields that find a platform participant's voter: (study, source, participant)."""
+    return {"study": study, "source": identity.source, "participant": identity.participant}
+
+
 def get_or_create_voter(
     study: Study, identity: Identity, *, address: str = ""
 ) -> tuple[Voter, bool]:
@@ -79,7 +85,7 @@ def get_or_create_voter(
     key = address_key(address)
     if not identity.participant:
         return Voter.objects.create(study=study, source=identity.source, address=key), True
-    lookup = {"study": study, "source": identity.source, "participant": identity.participant}
+    lookup = _lookup(study, identity)
     try:
         with transaction.atomic():
             voter, created = Voter.objects.get_or_create(
@@ -114,15 +120,19 @@ def session_voter(request: HttpRequest, slug: str) -> Voter | None:
 
 
 def consented_before(study: Study, identity: Identity) -> bool:
-    """This platform participant is a voter of the study who agreed to take part before."""
-    if not identity.participant:
+    """This platform participant is a voter of the study who agreed to take part before (an
+    MTurk preview never is)."""
+    if identity.preview or not identity.participant:
         return False
-    return Voter.objects.filter(
-        study=study,
-        source=identity.source,
-        participant=identity.participant,
-        consented_at__isnull=False,
-    ).exists()
+    return Voter.objects.filter(**_lookup(study, identity), consented_at__isnull=False).exists()
+
+
+def skips_consent(request: HttpRequest, consented: bool) -> bool:
+    """Whether opening the study link goes straight on to the voting page: a participant who
+    consented before (``consented``, from :func:`consented_before`) whose browser keeps this
+    site's cookies. Without them (another browser, or a frame that keeps none) the consent page
+    offers **Continue** instead of asking for consent again."""
+    return request.method == "GET" and consented and bool(request.COOKIES)
 
 
 def consent(request: HttpRequest, study: Study, identity: Identity, address: str = "") -> Voter:

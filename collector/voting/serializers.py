@@ -25,15 +25,18 @@ class StringField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-def _is_json_number(data: Any) -> bool:
-    return isinstance(data, int | float) and not isinstance(data, bool)
+def _is_json_number(data: Any, *, integer: bool = False) -> bool:
+    """Whether ``data`` came from a JSON number (a JSON integer if ``integer``): Python's bool is
+    an int, JSON's true and false are not numbers."""
+    kinds: tuple[type, ...] = (int,) if integer else (int, float)
+    return isinstance(data, kinds) and not isinstance(data, bool)
 
 
 class JsonIntegerField(serializers.IntegerField):
     """An IntegerField that takes only a JSON integer (DRF's would take "5", "5.0" and 5.0)."""
 
     def to_internal_value(self, data: Any) -> int:
-        if not isinstance(data, int) or isinstance(data, bool):
+        if not _is_json_number(data, integer=True):
             self.fail("invalid")
         return super().to_internal_value(data)
 

@@ -1,7 +1,7 @@
 """Handing out comparisons and recording votes: Python's side of the voting rules.
 
 The rules live in one SQL function, ``collector_vote_v4`` (``sql/vote_v4.sql``, created by
-migration 0011): in one round trip it stores a vote (or an attention check's answer) or says
+migration 0013): in one round trip it stores a vote (or an attention check's answer) or says
 exactly why not, and hands the voter their next comparison (or check). This module calls it,
 reading its columns by name, turns a refusal into :class:`VoteRejected` (an HTTP status and a
 message) and tells the lifecycle when a ballot may have received its last vote. Excluding a
@@ -124,9 +124,6 @@ class Side(NamedTuple):
     token_a: str
     token_b_id: int
     token_b: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"item_id": self.item_id, "token_a": self.token_a, "token_b": self.token_b}
 
     @property
     def shown(self) -> tuple[int, str, str]:

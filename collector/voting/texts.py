@@ -14,7 +14,7 @@ from __future__ import annotations
 from django.http import QueryDict
 from django.utils.translation import gettext, gettext_lazy
 
-from collector.models import DEFAULT_TARGET_QUESTION, Study
+from collector.models import Study
 from collector.studies import questions
 
 __all__ = [
@@ -78,7 +78,7 @@ def progress(answered: int, quota: int) -> str:
 def question_template(study: Study) -> str:
     """The question voters read, ``{target}`` still in it: a target study's default template
     in the active language, else the study's question as staff wrote it."""
-    if study.targets and study.question == DEFAULT_TARGET_QUESTION:
+    if study.targets and study.question == questions.default_question(True):
         # Translators: {target} is replaced by a word, the target; keep {target} as it is.
         return gettext("Which is more related to {target}?")
     return study.question

@@ -29,6 +29,7 @@ from rest_framework.exceptions import ValidationError
 
 from collector import api_errors
 from collector.models import Study, Voter
+from collector.studies import lifecycle
 from collector.voting import exits, identity, language, store, texts, waiting
 from collector.voting.briefing import briefing
 from collector.voting.exits import Outcome
@@ -100,11 +101,12 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
         page = render(request, "voting/busy.html", {"study": study}, status=429)
         page["Retry-After"] = refused["Retry-After"]
         return page
-    closed = study.archived_at is not None
-    running = study.status == Study.Status.RUNNING and not closed
-    consented = running and not who.preview and identity.consented_before(study, who)
-    straight_on = request.method == "GET" and consented and bool(request.COOKIES)
-    if straight_on or (request.method == "POST" and not who.preview and running):
+    closed = lifecycle.is_archived(study)
+    running = lifecycle.takes_voters(study)
+    consented = running and identity.consented_before(study, who)
+    if identity.skips_consent(request, consented) or (
+        request.method == "POST" and not who.preview and running
+    ):
         identity.consent(request, study, who, VotingThrottle().get_ident(request))
         language.remember(request, study.slug, translation.get_language())
         return redirect("voting:vote", slug=study.slug)

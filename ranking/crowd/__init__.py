@@ -18,10 +18,12 @@ from .quality import (
     RUN_LENGTH,
     SPEEDER_MS,
     AnswerPatterns,
+    ComparisonTime,
     VoterQuality,
     answer_patterns,
     position_bias,
     speed_flags,
+    time_per_comparison,
     voter_quality,
 )
 from .voters import (
@@ -43,6 +45,7 @@ __all__ = [
     "AnswerPatterns",
     "answer_patterns",
     "assign_voters",
+    "ComparisonTime",
     "CrowdFit",
     "CrowdModel",
     "fit_crowd",
@@ -53,6 +56,7 @@ __all__ = [
     "similarity_for",
     "SimulatedCrowd",
     "speed_flags",
+    "time_per_comparison",
     "true_ranks",
     "underlying_similarity",
     "voter_quality",

@@ -7,8 +7,9 @@ Bradley-Terry fit of *everyone else's* votes predicts (leave-one-voter-out, ties
 Flags mark speeders (median response under a threshold), straight-liners (a run of the same
 side at least so long) and low agreement. :func:`answer_patterns` gives the figures that need no
 fit (votes, median response time, longest run) on their own, for a whole study at once, and
-:func:`speed_flags` the flags they give. :func:`position_bias` is the crowd's share of left
-answers with its interval.
+:func:`speed_flags` the flags they give. :func:`time_per_comparison` turns the patterns into the
+time per comparison a study promises and projects with. :func:`position_bias` is the crowd's
+share of left answers with its interval.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ __all__ = [
     "RUN_LENGTH",
     "SPEEDER_MS",
     "AnswerPatterns",
+    "ComparisonTime",
     "VoterQuality",
     "answer_patterns",
     "position_bias",
     "speed_flags",
+    "time_per_comparison",
     "voter_quality",
 ]
 
@@ -184,6 +187,90 @@ def speed_flags(
     median = np.asarray(median_ms, dtype=np.float64)
     runs = np.asarray(longest_run, dtype=np.int64)
     return np.isfinite(median) & (median < speeder_ms), runs >= run_length
+
+
+@dataclass(frozen=True)
+class ComparisonTime:
+    """The time per comparison and where it comes from.
+
+    Attributes
+    ----------
+    seconds : float
+        What promises and projections use: ``measured_seconds``, at least the floor while too few
+        voters are trusted (the floor alone when none is).
+    measured_seconds : float or None
+        The median, over trusted voters, of each one's median response time (None: no trusted
+        voter).
+    trusted_voters : int
+        Voters with a known response time whose times count.
+    left_out_voters : int
+        Voters with a known response time left out: flagged or left out by the caller.
+    """
+
+    seconds: float
+    measured_seconds: float | None
+    trusted_voters: int
+    left_out_voters: int
+
+
+def time_per_comparison(
+    median_ms: npt.ArrayLike,
+    longest_run: npt.ArrayLike,
+    left_out: npt.ArrayLike,
+    *,
+    floor_seconds: float,
+    min_voters: int,
+    speeder_ms: float = SPEEDER_MS,
+    run_length: int = RUN_LENGTH,
+) -> ComparisonTime:
+    """The time per comparison, robust to any one voter: the median, over trusted voters, of each
+    voter's median response time.
+
+    A voter is trusted when their response time is known, the caller does not leave them out
+    (``left_out``: e.g. excluded, or failed attention checks) and :func:`speed_flags` flags them
+    neither as a speeder nor as a straight-liner. Each trusted voter counts once, however many
+    votes they cast. Until ``min_voters`` voters are trusted the time is at least
+    ``floor_seconds``: a few quick first voters never shrink it, slow ones may raise it.
+
+    Parameters
+    ----------
+    median_ms : array_like of float, shape (V,)
+        Each voter's median response time in milliseconds (NaN: none known).
+    longest_run : array_like of int, shape (V,)
+        Each voter's most consecutive answers on the same side.
+    left_out : array_like of bool, shape (V,)
+        Voters whose times do not count whatever they are.
+    floor_seconds : float
+        The least time per comparison while fewer than ``min_voters`` voters are trusted.
+    min_voters : int
+        Trusted voters from whom on the measured time counts as it is.
+    speeder_ms : float, optional
+        A median under this flags a speeder (:func:`speed_flags`).
+    run_length : int, optional
+        A run at least this long flags a straight-liner (:func:`speed_flags`).
+
+    Returns
+    -------
+    ComparisonTime
+    """
+    median = np.asarray(median_ms, dtype=np.float64)
+    skipped = np.asarray(left_out, dtype=bool)
+    if median.ndim != 1 or np.shape(longest_run) != median.shape or skipped.shape != median.shape:
+        raise ValueError("median_ms, longest_run and left_out need one entry per voter")
+    speeder, straight_liner = speed_flags(
+        median, longest_run, speeder_ms=speeder_ms, run_length=run_length
+    )
+    timed = np.isfinite(median)
+    trusted = timed & ~(skipped | speeder | straight_liner)
+    medians = median[trusted]
+    measured = float(np.median(medians)) / 1000 if medians.size else None
+    if measured is None:
+        seconds = float(floor_seconds)
+    elif medians.size < min_voters:
+        seconds = max(float(floor_seconds), measured)
+    else:
+        seconds = measured
+    return ComparisonTime(seconds, measured, int(trusted.sum()), int((timed & ~trusted).sum()))
 
 
 def voter_quality(

@@ -117,7 +117,8 @@ def test_a_check_looks_like_a_comparison_and_its_answer_is_kept_once(make_study)
     _v, _c, a = store.vote_and_next(voter, first.pair.id, "left")
     answer = CheckAnswer.objects.get(voter=voter)
     assert a.pair.id == answer.id and not Comparison.objects.filter(id=answer.id).exists()
-    shown = {a.pair.left.as_dict()["token_a"], a.pair.right.as_dict()["token_a"]}
+    comparison = a.as_dict()["comparison"]
+    shown = {comparison["left"]["token_a"], comparison["right"]["token_a"]}
     assert shown == {check.related_a, check.unrelated_a}
     related = "left" if answer.related_left else "right"
     wrong = "right" if related == "left" else "left"

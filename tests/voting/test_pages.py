@@ -182,7 +182,6 @@ def test_a_participant_who_never_agreed_is_asked_for_consent(client, study):
 
 
 # --- voting page
-# --- voting page
 
 
 def test_the_voting_page_needs_consent_first(client, study):

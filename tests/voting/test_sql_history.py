@@ -30,8 +30,8 @@ SHIPPED = {
     "history/vote_v2.sql": "2d2f68bd346e8f7f53f86de626e70448d9eed984fb701c53d1275090d26ad117",
     "history/vote_v3.sql": "9fc6fd05d81d4cec4e0f4998f57ef3e5e2c32bbbffe2f416d69aac956515c079",
     "exclude_voter.sql": "94279a705713fbbd7edbaa4fde3d7a4c628891ce68e86b639146b8f4326d968e",
-    "vote_v4.sql": "de55e6ada2861412b072c9f6e82cddea4109de2c3ab67441f08bb4386b824d5f",
-}  # 0004, 0006, 0009 (v3 and exclude_voter), 0011
+    "vote_v4.sql": "0cff16408fa6c3b567096e8c883ab262a143129dcbc3c5d48cf8dbf75ab41e29",
+}  # 0004, 0006, 0009 (v3 and exclude_voter), 0013
 V4 = (
     "collector_vote_v4(text, bigint, text, bigint, varchar, integer, timestamptz, boolean,"
     " integer, double precision)"
@@ -149,13 +149,13 @@ def installed_vote_functions() -> list[str]:
         return [name for (name,) in cur.fetchall()]
 
 
-def test_migration_0011_reverses_to_the_function_0009_shipped_and_forward_again(study):
+def test_migration_0013_reverses_to_the_function_0009_shipped_and_forward_again(study):
     assert installed_vote_functions() == ["collector_vote_v4"]
     v4 = importlib.import_module("collector.migrations.0013_vote_function_v4").Migration
     (before,) = v4.dependencies  # the migration just before it
     call_command("migrate", *before, verbosity=0)
     assert installed_vote_functions() == ["collector_vote_v3"]
-    # Archived before archiving paused: version 4 reads paused_at alone, so 0011 sets it.
+    # Archived before archiving paused: version 4 reads paused_at alone, so 0013 sets it.
     archived_at = timezone.now()
     Study.objects.filter(pk=study.pk).update(archived_at=archived_at, paused_at=None)
     with connection.cursor() as cur:

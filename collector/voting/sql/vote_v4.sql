@@ -1,10 +1,10 @@
 -- The voting rules, in one place: collector_vote_v4 stores a vote or an attention check's answer
 -- (or says exactly why not) and hands the voter their next comparison or check, in one round trip.
--- Created by migration 0011_vote_function_v4, which drops collector_vote_v3; Python reads its
+-- Created by migration 0013_vote_function_v4, which drops collector_vote_v3; Python reads its
 -- columns by name and maps the outcome to a response (collector/voting/store.py). Against v3 as
 -- migration 0009 installed it (history/vote_v3.sql): no is_check and address_full columns, and
 -- a study counts as paused by paused_at alone (archiving sets it). A change of this function is
--- a new file, a new name and a new migration: this file is what 0011 installs, byte for byte.
+-- a new file, a new name and a new migration: this file is what 0013 installs, byte for byte.
 -- It keeps no state on the server connection between calls, so it runs unchanged behind
 -- PgBouncer in transaction pooling. collector_exclude_voter (exclude_voter.sql) is the one
 -- implementation of excluding a voter; this function calls it when a voter fails too many checks.
