@@ -30,10 +30,11 @@ from collector.studies.lifecycle import require_finished
 METRICS = {
     "rho_w": "Weighted Spearman correlation of Eqs. 7 and 9 of the method's paper: squared rank "
     "differences weighted by w_i = (f(a_i) + f(b_i)) / sum_j (f(a_j) + f(b_j)), "
-    "f(n) = 1 / (n + n0)^2, n0 = 2; 1 for identical rankings, and about -0.5 (not 0) for a random "
-    "one of a few hundred items or more.",
+    "f(n) = 1 / (n + n0)^2, n0 = 2; 1 for identical rankings, and about -0.6 (not 0) for a random "
+    "one of 990 items (-0.4 at 45 items, -0.55 at 200).",
     "tau_w": "Weighted Kendall correlation of Eqs. 8 and 9: discordant pairs weighted by the sum "
-    "of the two items' weights; same weights and same chance level as rho_w.",
+    "of the two items' weights; same weights as rho_w, and about -0.5 for a random ranking of 990 "
+    "items (-0.3 at 45 items, -0.45 at 200).",
     "rho": "Spearman's rank correlation (unweighted).",
     "tau": "Kendall's tau-b (unweighted, ties accounted for).",
 }

@@ -1,7 +1,8 @@
 """The chance level of the rank metrics: the model's ranks shuffled at random.
 
-The weighted coefficients are not centred: rho_w of a random ranking is about -0.5 at 990
-items, so every report shows the chance baseline beside the model's value.
+The weighted coefficients are not centred: a random ranking of 990 items scores about -0.6 on
+rho_w and -0.5 on tau_w (about -0.4 and -0.3 at 45 items), so every report shows the chance
+baseline beside the model's value.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def weighted_spearman(a: npt.ArrayLike, b: npt.ArrayLike, n0: float = 2) -> floa
     Returns
     -------
     float
-        In [-1, 1]. Not centred: about -0.5 on average for random rankings of 990 items.
+        In [-1, 1]. Not centred: about -0.6 on average for random rankings of 990 items.
     """
     a_ranks, b_ranks = _two_rank_vectors(a, b)
     w = rank_weights(a_ranks, b_ranks, n0)

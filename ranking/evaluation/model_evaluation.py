@@ -8,7 +8,7 @@ the web application call. For every model it reports, on all items and per area:
 - the chance baseline: mean, sd and 2.5/97.5 percentiles of ``rho_w`` and ``tau_w`` (and of
   ``rho``, ``tau``) when the model's ranks are shuffled at random, and ``z``, how many
   standard deviations the model lies above that mean. The weighted coefficients are not
-  centred: about -0.5 for a random ranking of 990 items;
+  centred: about -0.6 (rho_w) and -0.5 (tau_w) for a random ranking of 990 items;
 - coverage (share of gold items the model scored) and ``oov`` (the share it did not:
   ``1 - coverage``, gensim's ``oov_ratio / 100``), under an explicit missing-score policy:
   ``skip`` evaluates the scored items only (``n`` says how many), ``last`` ranks every
