@@ -14,7 +14,9 @@ docs and over a planted stale doc. The claims read:
   after it on the same command line (a code block's ``\\``-continued or indented lines are one
   command line; it ends at the next command) an option of that command's parser.
   ``python -m ranking.MOD [SUB] --flag`` is checked against ``ranking.MOD.build_parser()`` (and
-  the parser of ``SUB``; ``run|compare`` names both).
+  the parser of ``SUB``; ``run|compare`` names both). Two options the command refuses together
+  (a mutually exclusive group, or an option whose help says ``not with --a or --b``) may appear
+  on one command line only as branches of one ``(a | b)`` or ``[a | b]``.
 - **Environment variables.** A variable is claimed in three places: the first column of a table
   whose first header is ``variable``; the ``set by`` column of a table (unless the cell names a
   module, whose constants these then are: ``collector.studies.pace.FLOOR_SECONDS``,
