@@ -5,6 +5,9 @@ The rules that show and score checks live in the voting function
 (``collector/voting/sql/vote_v4.sql``); the list is read by
 :func:`collector.studies.importing.parse_checks` and stored by
 :mod:`collector.studies.attention_checks`.
+
+The staff API: ``GET /api/v1/staff/studies/<slug>/checks`` the settings and each check's figures;
+``POST .../checks`` ``{"checks": [[related_a, related_b, unrelated_a, unrelated_b], ...]}``.
 """
 
 from __future__ import annotations
@@ -17,10 +20,16 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from collector.access import download, get_study, staff_required
 from collector.csv_cells import csv_lines
 from collector.models import Study
+from collector.staff.study_api import ERRORS, StudyView
 from collector.studies import attention_checks, importing, lifecycle
 
 CSV_HEADER = ["id", "related", "unrelated", "shown", "passed", "failed"]
@@ -136,3 +145,47 @@ def checks_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = get_study(request, slug)
     rows = ([c[k] for k in CSV_HEADER] for c in attention_checks.check_figures(study))
     return download(csv_lines(CSV_HEADER, rows), f"{study.slug}-checks.csv")
+
+
+NEW_CHECKS = inline_serializer(
+    "NewChecks",
+    {
+        "checks": serializers.ListField(
+            child=serializers.ListField(child=serializers.CharField(), min_length=4, max_length=4)
+        )
+    },
+)
+
+
+class ChecksView(StudyView):
+    @extend_schema(operation_id="staff_checks_list", responses={200: dict, **ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        """The attention-check settings and every check with its figures."""
+        study = self.study(request, slug)
+        return Response(
+            {
+                "every": study.check_every,
+                "fail_limit": study.check_fail_limit,
+                "exclude": study.check_exclude,
+                "checks": attention_checks.check_figures(study),
+            }
+        )
+
+    @extend_schema(
+        operation_id="staff_checks_add", request=NEW_CHECKS, responses={201: dict, **ERRORS}
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        """Add checks: each an obviously related pair, then an obviously unrelated one."""
+        study = self.study(request, slug)
+        data = request.data if isinstance(request.data, dict) else {}
+        rows = data.get("checks")
+        if not isinstance(rows, list) or not all(
+            isinstance(r, list) and all(isinstance(c, str) for c in r) for r in rows
+        ):
+            raise ValidationError({"detail": "checks: a list of four-string lists."})
+        try:
+            parsed = importing.check_rows(list(enumerate(rows, start=1)), "checks")
+        except importing.ImportFailed as exc:
+            raise ValidationError({"detail": "; ".join(exc.errors)}) from None
+        attention_checks.add_checks(study, parsed)
+        return Response({"checks": attention_checks.check_figures(study)}, status=201)

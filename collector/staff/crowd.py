@@ -9,7 +9,8 @@ Bradley-Terry fit (a target study's within each target); a study with more than 
 such votes is fitted on a seeded sample of them. Fits are cached by the study's vote counts
 (all, and of voters not excluded), so a page view after the first costs one count and a cache
 read until the study changes. Predictions run while the page waits, for planned studies of up
-to ``PREDICTION_MAX_ITEMS`` items.
+to ``PREDICTION_MAX_ITEMS`` items. ``GET /api/v1/staff/studies/<slug>/crowd?predict=1`` is the staff
+API's view of the fit (with the study's own plan predicted when asked; 409 before enough votes).
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ from django.core.cache import cache
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import render
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 import ranking
 from collector.access import download, get_study, staff_required, visible_studies
 from collector.csv_cells import csv_lines
 from collector.models import Study, Vote, Voter
+from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import bulk_sql
 from collector.studies.designs import Purpose, study_design, study_groups, study_rng
 from ranking.designs import DEFAULT_DESIGN, DESIGNS, PAPER_DESIGN, Design, get_design
@@ -205,3 +210,25 @@ def crowd_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
         return HttpResponse(str(exc), status=409, content_type="text/plain")
     rows = ([v["name"], v["votes"], v["sigma"], v["eps"]] for v in voters)
     return download(csv_lines(CSV_HEADER, rows), f"{study.slug}-crowd.csv")
+
+
+class CrowdView(StudyView):
+    @extend_schema(
+        operation_id="staff_crowd",
+        parameters=[OpenApiParameter("predict", bool, description="Simulate the study's plan")],
+        responses={200: dict, **ERRORS, 409: dict},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """The paper's voter model fitted to the study's votes: the crowd file (per-voter
+        sigma* and epsilon, the crowd's ranges) and its summary; with ``predict``, what the
+        study's plan reaches with this crowd (every design, the study's estimator, and the
+        smallest M with which each reaches the adaptive design's rho_w)."""
+        study = self.study(request, slug)
+        try:
+            fitted = fitted_crowd(study)
+        except NotEnoughVotes as exc:
+            raise Conflict(str(exc)) from None
+        body = {"summary": fitted["summary"], "crowd": fitted["model"]}
+        if request.query_params.get("predict") in ("1", "true", "yes"):
+            body["prediction"] = predict_plan(fitted, study)
+        return Response(body)

@@ -6,6 +6,13 @@ answers at once (POST, redirect to the model's page, GET): what can be checked w
 the file (name, size, compression, a vectors header, the study's bound of pending evaluations)
 is answered on the study page and stores nothing; the background job reads the file, and a
 refusal (file, line, reason) is shown on the model's page, with nothing scored.
+
+The staff API: ``POST /api/v1/staff/studies/<slug>/evaluations`` (multipart: ``name``, ``source``
+scores or vectors, ``file``, optional ``vectors_format`` and ``missing``) answers 202 at once with
+the evaluation's id and URL (the file is read in the background); ``GET`` on it gives its status,
+stage, progress, a refusal's reason (status ``refused``) and, once done, its result; 429 when the
+study has ``EVALUATION_MAX_QUEUED`` evaluations pending; ``GET .../evaluations`` is the
+leaderboard.
 """
 
 from __future__ import annotations
@@ -17,12 +24,19 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from collector.access import download, get_study, staff_required
 from collector.evaluation import figures, leaderboard, submitting
 from collector.evaluation.study_data import gold_provenance
-from collector.models import Evaluation
+from collector.models import Evaluation, Study
 from collector.staff.forms import EvaluationForm
+from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.staff.study_page import render_study_page
 
 
@@ -150,3 +164,91 @@ def evaluation_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     evaluation.delete()
     messages.success(request, f"“{evaluation.name}” was removed from the leaderboard.")
     return redirect("staff-study", slug=slug)
+
+
+class TooManyPending(APIException):
+    status_code = 429
+    default_detail = "The study has as many evaluations pending as it may have."
+
+
+EVALUATION_UPLOAD = inline_serializer(
+    "EvaluationUpload",
+    {
+        "name": serializers.CharField(max_length=100),
+        "source": serializers.ChoiceField(choices=["scores", "vectors"]),
+        "file": serializers.FileField(),
+        "vectors_format": serializers.ChoiceField(
+            choices=["word2vec", "word2vec-binary", "glove", "fasttext"], required=False
+        ),
+        "missing": serializers.ChoiceField(choices=["skip", "last"], required=False),
+    },
+)
+
+
+def _evaluation_json(request: Request, evaluation: Evaluation) -> dict[str, Any]:
+    slug = evaluation.study.slug
+    return {
+        "id": evaluation.pk,
+        "name": evaluation.name,
+        "status": evaluation.status,
+        "stage": leaderboard.stage(evaluation.status, evaluation.item_scores is None),
+        "progress": evaluation.progress,
+        "error": evaluation.error or None,
+        "url": request.build_absolute_uri(
+            f"/api/v1/staff/studies/{slug}/evaluations/{evaluation.pk}"
+        ),
+        "gold": gold_provenance(evaluation.study),
+        "result": evaluation.result,
+    }
+
+
+class EvaluationsView(StudyView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(operation_id="staff_evaluations_list", responses={200: dict, **ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        """The study's leaderboard: one row per model, best rho_w first; ``gold`` says whether
+        the study's votes came from people (a simulated gold carries a warning)."""
+        study = self.study(request, slug)
+        return Response({"gold": gold_provenance(study), "models": leaderboard.rows(study)})
+
+    @extend_schema(
+        operation_id="staff_evaluations_create",
+        request=EVALUATION_UPLOAD,
+        responses={202: dict, **ERRORS, 409: dict, 429: dict},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        """Submit a model: answered at once. A bad name, size, compressed file or vectors
+        header is a 400 (nothing stored); the file is then read and checked in the background,
+        and a bad line leaves the evaluation ``refused`` with its reason."""
+        study = self.study(request, slug)
+        if study.status != Study.Status.FINISHED:
+            raise Conflict("The study is not finished: there is no gold ranking yet.")
+        form = EvaluationForm(request.data, request.FILES)
+        if not form.is_valid():
+            field, errors = next(iter(form.errors.items()))
+            raise ValidationError({"detail": f"{field}: {errors[0]}"})
+        try:
+            evaluation = form.submit(study, request.user)
+        except submitting.TooManyEvaluations as exc:
+            raise TooManyPending(str(exc)) from None
+        except submitting.EvaluationRefused as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(_evaluation_json(request, evaluation), status=202)
+
+
+class EvaluationView(StudyView):
+    @extend_schema(
+        operation_id="staff_evaluation_retrieve",
+        parameters=[
+            OpenApiParameter(
+                "id", {"type": "integer", "minimum": 0}, OpenApiParameter.PATH,
+                description="The evaluation's id, as the POST answered it.",
+            )
+        ],
+        responses={200: dict, **ERRORS},
+    )  # fmt: skip
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        """One evaluation: status, progress (0-1) and, once done, every figure."""
+        evaluation = get_object_or_404(Evaluation, study=self.study(request, slug), pk=pk)
+        return Response(_evaluation_json(request, evaluation))

@@ -8,7 +8,9 @@ API and CSV, its items without an answered comparison); and the study's time per
 only, the median of their medians, the planning floor until enough have answered; read at most
 a minute ago) with the time and cost it projects for every comparison still to come (Eq. 10:
 person-hours = t_comp x comparisons), beside the plan's figure for the same time per comparison.
-The pay rate comes from the page.
+The pay rate comes from the page. ``GET /api/v1/staff/studies/<slug>/live?rate=`` is the staff
+API's view of the same, with the open ballot's items without an answered comparison and the
+interim ranking.
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ from typing import Any
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from collector.access import download, get_study, staff_required
 from collector.csv_cells import csv_lines
 from collector.models import Ballot, Comparison, Study, Vote
+from collector.staff.study_api import ERRORS, StudyView
 from collector.staff.study_page import interim_ranking
 from collector.studies import creating, lifecycle
 from collector.studies.pace import recent_pace
@@ -140,3 +146,27 @@ def interim_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     rows = interim_ranking(study).get("interim_rows", [])
     lines = csv_lines(INTERIM_HEADER, ([k, *r] for k, r in enumerate(rows, start=1)))
     return download(lines, f"{study.slug}-interim.csv")
+
+
+class LiveView(StudyView):
+    @extend_schema(
+        operation_id="staff_live",
+        parameters=[OpenApiParameter("rate", float, description="Pay per hour, for the cost")],
+        responses={200: dict, **ERRORS},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """The open ballot's progress (with its items without an answered comparison), the
+        projection of time and cost (Eq. 10), and the interim ranking."""
+        study = self.study(request, slug)
+        rate = hourly_rate(request.query_params.get("rate"))
+        status = live_status(study, rate, unanswered=True)
+        interim = interim_ranking(study)
+        status["interim"] = {
+            "after_ballot": interim.get("interim_after"),
+            "score": interim.get("interim_field"),
+            "rows": [
+                dict(zip(("item_id", "area", "token_a", "token_b", "score"), r, strict=True))
+                for r in interim.get("interim_rows", [])
+            ],
+        }
+        return Response(status)

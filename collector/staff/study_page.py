@@ -10,6 +10,7 @@ import numpy as np
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from collector.access import get_study, staff_required
 from collector.evaluation import leaderboard
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Ballot, ItemScore, Study
@@ -21,6 +22,11 @@ from collector.studies.designs import study_design
 RANKING_ROWS_SHOWN = 200
 # The final ranking's text columns (the others are numbers, right-aligned on the page).
 TEXT_COLUMNS = {"area", "token_a", "token_b", "target", "candidate", "kind"}
+
+
+@staff_required
+def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    return render_study_page(request, get_study(request, slug))
 
 
 def render_study_page(

@@ -1,25 +1,28 @@
-"""Staff pages and the staff JSON API (exports)."""
+"""The staff pages and the staff JSON API, every path and name; each view lives in its feature's
+module (pages and API together)."""
 
 from django.urls import include, path
 
 from collector.staff import (
-    api,
-    api_watch,
+    ballots,
     checks,
     crowd,
+    downloads,
     evaluations,
+    figures,
     live,
     managing,
     study_list,
+    study_new,
+    study_page,
     voters,
 )
-from collector.staff import views as staff
 from collector.voting import preview
 
 urlpatterns = [
     path("staff/", study_list.study_list, name="staff-studies"),
-    path("staff/new/", staff.study_new, name="staff-study-new"),
-    path("staff/<slug:slug>/", staff.study_detail, name="staff-study"),
+    path("staff/new/", study_new.study_new, name="staff-study-new"),
+    path("staff/<slug:slug>/", study_page.study_detail, name="staff-study"),
     # Managing a study (collector.staff.managing).
     path("staff/<slug:slug>/edit/", managing.study_edit, name="staff-study-edit"),
     path("staff/<slug:slug>/pause/", managing.study_pause, name="staff-study-pause"),
@@ -28,25 +31,29 @@ urlpatterns = [
     path("staff/<slug:slug>/unarchive/", managing.study_unarchive, name="staff-study-unarchive"),
     path("staff/<slug:slug>/delete/", managing.study_delete, name="staff-study-delete"),
     path(
-        "staff/<slug:slug>/ballots/<int:number>/open/", staff.ballot_open, name="staff-ballot-open"
+        "staff/<slug:slug>/ballots/<int:number>/open/",
+        ballots.ballot_open,
+        name="staff-ballot-open",
     ),
     path(
         "staff/<slug:slug>/ballots/<int:number>/close/",
-        staff.ballot_close,
+        ballots.ballot_close,
         name="staff-ballot-close",
     ),
-    path("staff/<slug:slug>/ranking.csv", staff.ranking_csv, name="staff-ranking-csv"),
-    path("staff/<slug:slug>/ranking.jsonl", staff.ranking_jsonl, name="staff-ranking-jsonl"),
-    path("staff/<slug:slug>/votes.csv", staff.votes_csv, name="staff-votes-csv"),
-    path("staff/<slug:slug>/items.csv", staff.items_csv, name="staff-items-csv"),
-    path("staff/<slug:slug>/gold.tsv", staff.gold_tsv, name="staff-gold-tsv"),
-    path("staff/<slug:slug>/comparisons.csv", staff.comparisons_csv, name="staff-comparisons-csv"),
+    path("staff/<slug:slug>/ranking.csv", downloads.ranking_csv, name="staff-ranking-csv"),
+    path("staff/<slug:slug>/ranking.jsonl", downloads.ranking_jsonl, name="staff-ranking-jsonl"),
+    path("staff/<slug:slug>/votes.csv", downloads.votes_csv, name="staff-votes-csv"),
+    path("staff/<slug:slug>/items.csv", downloads.items_csv, name="staff-items-csv"),
+    path("staff/<slug:slug>/gold.tsv", downloads.gold_tsv, name="staff-gold-tsv"),
+    path(
+        "staff/<slug:slug>/comparisons.csv", downloads.comparisons_csv, name="staff-comparisons-csv"
+    ),
     path(
         "staff/<slug:slug>/gold-grouped.csv",
-        staff.gold_grouped_csv,
+        downloads.gold_grouped_csv,
         name="staff-gold-grouped-csv",
     ),
-    path("staff/<slug:slug>/figures/", staff.figures_page, name="staff-figures"),
+    path("staff/<slug:slug>/figures/", figures.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
     path("staff/<slug:slug>/ballots.csv", live.ballots_csv, name="staff-ballots-csv"),
@@ -67,10 +74,10 @@ urlpatterns = [
     ),
     path(
         "staff/<slug:slug>/figures/<slug:name>.<str:fmt>",
-        staff.figure_file,
+        figures.figure_file,
         name="staff-figure-file",
     ),
-    path("staff/<slug:slug>/dataset.json", staff.dataset_json, name="staff-dataset-json"),
+    path("staff/<slug:slug>/dataset.json", downloads.dataset_json, name="staff-dataset-json"),
     path("staff/<slug:slug>/try/", include(preview.urlpatterns)),  # "try as a voter"
     path("staff/<slug:slug>/models/", evaluations.evaluation_new, name="staff-evaluation-new"),
     path(
@@ -108,51 +115,53 @@ urlpatterns = [
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/ranking",
-        api.RankingView.as_view(),
+        downloads.RankingView.as_view(),
         name="api-staff-ranking",
     ),
-    path("api/v1/staff/studies/<slug:slug>/votes", api.VotesView.as_view(), name="api-staff-votes"),
+    path(
+        "api/v1/staff/studies/<slug:slug>/votes",
+        downloads.VotesView.as_view(),
+        name="api-staff-votes",
+    ),
     path(
         "api/v1/staff/studies/<slug:slug>/comparisons",
-        api.ComparisonsView.as_view(),
+        downloads.ComparisonsView.as_view(),
         name="api-staff-comparisons",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/evaluations",
-        api.EvaluationsView.as_view(),
+        evaluations.EvaluationsView.as_view(),
         name="api-staff-evaluations",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/evaluations/<int:pk>",
-        api.EvaluationView.as_view(),
+        evaluations.EvaluationView.as_view(),
         name="api-staff-evaluation",
     ),
-    path(
-        "api/v1/staff/studies/<slug:slug>/live", api_watch.LiveView.as_view(), name="api-staff-live"
-    ),
+    path("api/v1/staff/studies/<slug:slug>/live", live.LiveView.as_view(), name="api-staff-live"),
     path(
         "api/v1/staff/studies/<slug:slug>/voters",
-        api_watch.VotersView.as_view(),
+        voters.VotersView.as_view(),
         name="api-staff-voters",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/voters/<slug:pseudonym>/exclude",
-        api_watch.ExcludeView.as_view(),
+        voters.ExcludeView.as_view(),
         name="api-staff-voter-exclude",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/checks",
-        api_watch.ChecksView.as_view(),
+        checks.ChecksView.as_view(),
         name="api-staff-checks",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/figures",
-        api_watch.FiguresView.as_view(),
+        figures.FiguresView.as_view(),
         name="api-staff-figures",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/crowd",
-        api_watch.CrowdView.as_view(),
+        crowd.CrowdView.as_view(),
         name="api-staff-crowd",
     ),
 ]

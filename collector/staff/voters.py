@@ -9,6 +9,11 @@ voter's votes predicted by everyone else's; failed checks: at least the study's
 else's consensus and of the position bias. Staff may look a voter up by their platform id
 (``participant``); the table and its CSV show pseudonyms only. Excluding runs
 :func:`collector.voting.store.exclude_voter`.
+
+The staff API: ``GET /api/v1/staff/studies/<slug>/voters?speeder_ms=&run_length=&min_agreement=
+&participant=`` the voter table (pseudonyms; ``participant`` finds a platform id's pseudonym) and
+the position bias; ``POST .../voters/<pseudonym>/exclude`` ``{"reason"?}`` excludes a voter (409
+if excluded before).
 """
 
 from __future__ import annotations
@@ -23,11 +28,17 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 import ranking
 from collector.access import download, get_study, staff_required
 from collector.csv_cells import csv_lines
 from collector.models import Study, VoidedVote, Voter
+from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import attention_checks, bulk_sql
 from collector.voting import store
 from ranking.crowd import MIN_AGREEMENT, RUN_LENGTH, SPEEDER_MS
@@ -215,3 +226,54 @@ def voters_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     table = voter_table(study, Thresholds(_with_defaults(request)).values())
     lines = csv_lines(CSV_HEADER, ([r[k] for k in CSV_HEADER] for r in table["rows"]))
     return download(lines, f"{study.slug}-voters.csv")
+
+
+class VotersView(StudyView):
+    @extend_schema(
+        operation_id="staff_voters",
+        parameters=[
+            OpenApiParameter(name, str, description=field.label or name)
+            for name, field in Thresholds.base_fields.items()
+        ],
+        responses={200: dict, **ERRORS},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """Every voter's figures and flags (pseudonyms only), and the crowd's position bias."""
+        study = self.study(request, slug)
+        form = Thresholds({**defaults(), **request.query_params.dict()})
+        if not form.is_valid():
+            field, errors = next(iter(form.errors.items()))
+            raise ValidationError({"detail": f"{field}: {errors[0]}"})
+        table = voter_table(study, form.values())
+        found = find_participant(study, form.cleaned_data.get("participant"))
+        rows = [{k: r[k] for k in CSV_HEADER} for r in table["rows"]]
+        return Response(
+            {
+                "voters": rows,
+                "position_bias": table["bias"],
+                "leave_one_out": table["leave_one_out"],
+                "found": found.pseudonym if found else None,
+            }
+        )
+
+
+EXCLUSION = inline_serializer("Exclusion", {"reason": serializers.CharField(max_length=200)})
+
+
+class ExcludeView(StudyView):
+    @extend_schema(
+        operation_id="staff_voter_exclude",
+        request=EXCLUSION,
+        responses={200: dict, **ERRORS, 409: dict},
+    )
+    def post(self, request: Request, slug: str, pseudonym: str) -> Response:
+        """Exclude a voter: no more comparisons, the open ballot's votes voided and returned to
+        the pool, closed ballots' votes kept out of pooled estimates, the excluded code."""
+        study = self.study(request, slug)
+        voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
+        data = request.data if isinstance(request.data, dict) else {}
+        reason = store.exclusion_reason(data.get("reason"))
+        voided = store.exclude_voter(voter.pk, reason)
+        if voided is None:
+            raise Conflict(f"{voter.pseudonym} was excluded before.")
+        return Response({"voter": voter.pseudonym, "voided": voided, "reason": reason})
