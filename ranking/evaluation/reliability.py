@@ -372,7 +372,9 @@ def _units(votes: StudyVotes) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     n = np.int64(votes.n_items)
     key = low * n + high
     # One answer per voter and pair: the first in vote order.
-    _, first = np.unique(np.column_stack([key, votes.voter]), axis=0, return_index=True)
+    # key * voters + voter < n^2 * voters: in int64 up to 10^6 items and 9,000 voters.
+    combined = key * np.int64(max(votes.n_voters, 1)) + votes.voter
+    _, first = np.unique(combined, return_index=True)
     first = np.sort(first)
     key, voter, value = key[first], votes.voter[first], value[first]
     pair_keys, inverse, answers = np.unique(key, return_inverse=True, return_counts=True)

@@ -7,16 +7,15 @@ each of the current top ``k`` items the probability that it belongs to the true 
 their sum, the expected overlap of the current top ``k`` with the true one.
 
 The estimate is a voter bootstrap (as :func:`ranking.evaluation.voter_bootstrap`: the voters of
-ballots ``1..j`` drawn with replacement, every ballot keeping its items, the votes rescored),
-with its spread inflated: resample ``r``'s scores ``s_r`` become ``s + c (s_r - s)`` around
-the study's scores ``s`` before the top ``k`` of the resample is taken, and the probability of
-an item is the share of resamples in which it is in that top ``k``. ``c = 1`` is the plain
-bootstrap. The plain bootstrap is overconfident: the current top items were picked for their
-high scores (their noise is partly in their favour, which resampling around the observed scores
-does not undo), the pairs each item met are held fixed, and an item an early ballot dropped by
-chance keeps its early score in every resample. :data:`INFLATION` is the factor fitted on
-simulated studies (docs/science.md, "Is the top settled?"; seeds other than those of the
-reported calibration), and is the product's estimate.
+ballots ``1..j`` drawn with replacement, every ballot keeping its items, the votes rescored):
+an item's *share* is the share of resamples with the item in their top ``k``. The plain share
+is overconfident where the top's similarities are close together: the current top items were
+picked for their high scores (their noise is partly in their favour, which resampling around
+the observed scores does not undo), the pairs each item met are held fixed, and an item an
+early ballot dropped by chance keeps its early score in every resample. The product's
+probability is the share through a calibration map fitted on simulated studies
+(:func:`calibrated`: ``expit(SLOPE * logit(p) + OFFSET)``, Platt scaling; docs/science.md, "Is
+the top settled?", for the fit, its seeds and the check on other seeds).
 
 Cost: ``resamples`` rescorings of the study's votes up to ballot ``j`` and a partial sort of
 every resample's scores (:data:`MAX_RESAMPLE_VOTES` caps the work of a large study).
