@@ -38,6 +38,7 @@ import numpy as np
 from .crowd.model import CrowdModel
 from .designs import DESIGNS, Design, get_design, given_options, registered_options
 from .protocol.closing import ESTIMATORS
+from .simulation.calibrate_command import add_calibrate_parser, format_calibration, run_calibrate
 from .simulation.prediction import prediction_similarities
 from .simulation.studies import (
     METRICS,
@@ -91,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--estimator", choices=ESTIMATORS, default="rescaled_borda")
         sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
         sub.add_argument("--jobs", type=int, default=1, help="worker processes (same result)")
+
+    add_calibrate_parser(commands)
 
     fit = commands.add_parser("fit", help="fit the voter model to a study's votes")
     fit.add_argument("--votes", required=True, help="the study's votes export (votes.csv)")
@@ -368,6 +371,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{fitted['sigma_range'][1]:.3f}], eps ~ U[{fitted['eps_range'][0]:.4f}, "
                 f"{fitted['eps_range'][1]:.4f}]; written to {fitted['out']}"
             )
+        return 0
+    if args.command == "calibrate":
+        try:
+            calibration = run_calibrate(args)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        print(json.dumps(calibration) if args.json else format_calibration(calibration))
         return 0
     try:
         if args.command == "run":
