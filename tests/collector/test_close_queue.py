@@ -26,7 +26,9 @@ def test_each_task_goes_to_its_own_queue() -> None:
     closes = {jobs.CLOSE_BALLOT, "collector.tasks.sweep_ballots"}
     for task in closes | {jobs.EVALUATE_MODEL, jobs.REFIT_POOLED}:
         queue = router.route({}, task)["queue"].name
-        expected = settings.CELERY_QUEUE_CLOSES if task in closes else settings.CELERY_QUEUE_EVALUATIONS
+        expected = (
+            settings.CELERY_QUEUE_CLOSES if task in closes else settings.CELERY_QUEUE_EVALUATIONS
+        )
         assert queue == expected, task
 
 

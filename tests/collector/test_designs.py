@@ -96,8 +96,8 @@ def test_a_swiss_study_runs_end_to_end_with_the_worker(celery_worker, tmp_path):
 
 
 def test_a_swiss_studys_window_and_cap_reach_the_pairs_of_its_ballots(monkeypatch, tmp_path):
-    out = create_study_cmd(tmp_path, tokens_csv(14), "--design", "swiss", "--window", "30",
-                           "--cap", "1", "--m", "6", "--seed", "3", "--auto-open", "--open")  # fmt: skip
+    options = ["--design", "swiss", "--window", "30", "--cap", "1", "--m", "6", "--seed", "3"]
+    out = create_study_cmd(tmp_path, tokens_csv(14), *options, "--auto-open", "--open")
     assert "Design: swiss (window 30, cap 1)." in out
     study = Study.objects.get(name="Cmd study")
     monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
