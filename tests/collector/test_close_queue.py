@@ -30,6 +30,11 @@ def test_each_task_goes_to_its_own_queue() -> None:
             settings.CELERY_QUEUE_CLOSES if task in closes else settings.CELERY_QUEUE_EVALUATIONS
         )
         assert queue == expected, task
+    # This run's own queues, named after its test database: another run on the same broker
+    # database (another TEST_DATABASE_NAME) never takes these tasks.
+    run = settings.DATABASES["default"]["TEST"]["NAME"]
+    assert f"{run}.closes" == settings.CELERY_QUEUE_CLOSES
+    assert f"{run}.evaluations" == settings.CELERY_QUEUE_EVALUATIONS
 
 
 def vectors_file(path: Path, study_words: set[str]) -> Path:
