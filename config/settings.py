@@ -196,8 +196,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # go to "closes", evaluations and pooled refits (long jobs) to "evaluations". Deployments run a
 # worker for each (docker-compose.yml: worker and evaluator); one worker may consume both
 # (-Q closes,evaluations) where closes can wait, as in tests of a single close.
-CELERY_QUEUE_CLOSES = "closes"
-CELERY_QUEUE_EVALUATIONS = "evaluations"
+# CELERY_QUEUE_PREFIX (none by default) names both queues apart from those of other runs on
+# the same broker database: each test run takes its own, from its test database's name
+# (tests/conftest.py), so that its workers never take another run's tasks.
+CELERY_QUEUE_PREFIX = env.str("CELERY_QUEUE_PREFIX", default="")
+CELERY_QUEUE_CLOSES = CELERY_QUEUE_PREFIX + "closes"
+CELERY_QUEUE_EVALUATIONS = CELERY_QUEUE_PREFIX + "evaluations"
 CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_EVALUATIONS
 CELERY_TASK_ROUTES = {
     "collector.tasks.close_ballot": {"queue": CELERY_QUEUE_CLOSES},

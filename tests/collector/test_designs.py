@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError
 from django.db.models import Count
 
+from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
 from collector.staff import study_figures
 from collector.studies import creating, lifecycle
@@ -21,7 +22,7 @@ from tests.collector.helpers import (
     staff_user,
     wait_closed,
 )
-from tests.factories import ladder_registered
+from tests.factories import ladder_registered, tokens_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -92,6 +93,29 @@ def test_a_swiss_study_runs_end_to_end_with_the_worker(celery_worker, tmp_path):
     # Every figure draws for a Swiss study, the rescaling of ballots 2 and 3 among them.
     names = [figure.name for figure in study_figures.study_figures(study)]
     assert {"rescaling-2", "rescaling-3"} <= set(names) and len(names) >= 5
+
+
+def test_a_swiss_studys_window_and_cap_reach_the_pairs_of_its_ballots(monkeypatch, tmp_path):
+    options = ["--design", "swiss", "--window", "30", "--cap", "1", "--m", "6", "--seed", "3"]
+    out = create_study_cmd(tmp_path, tokens_csv(14), *options, "--auto-open", "--open")
+    assert "Design: swiss (window 30, cap 1)." in out
+    study = Study.objects.get(name="Cmd study")
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    simulate(study, voters=20)
+    monkeypatch.undo()
+    lifecycle.close_ballot(study.ballots.get(number=1).pk)
+    second = study.ballots.get(number=2)
+    pairs, members, n = _pairs(second), _members(second), study.items.count()
+    assert members.size == 46 and pairs.shape == (138, 2)
+    order = _ybar_after(study.ballots.get(number=1), n)[members]
+    place = np.empty(n, dtype=np.int64)
+    place[members[np.argsort(-order)]] = np.arange(members.size)
+    # Window 30 among 46 members: partners about as far apart as random ones (15 places); the
+    # default window 6 would keep them 6-8 places apart, a window of 1 about 2.
+    assert np.abs(place[pairs[:, 0]] - place[pairs[:, 1]]).mean() > 10
+    # Cap 1: no pair twice in the ballot (with cap 2, 138 wide pairs of 46 items repeat some).
+    _, repeats = np.unique(np.sort(pairs, axis=1), axis=0, return_counts=True)
+    assert repeats.max() == 1
 
 
 def test_the_engine_makes_the_same_pairs_as_the_library_driver_for_the_same_votes(monkeypatch):

@@ -125,6 +125,23 @@ def test_swiss_pairs_give_every_member_m_appearances_and_meet_near_scores() -> N
     assert 0.45 < better_left < 0.55
 
 
+def test_a_swiss_designs_window_and_cap_reach_its_pairs() -> None:
+    ids, score, m = np.arange(60), np.linspace(1, 0, 60), 8
+    for window, cap in ((3, 1), (40, 1), (12, 3)):
+        design = get_design("swiss", window=window, cap=cap)
+        made = design.pairs(2, ids, score, m, np.random.default_rng(9))
+        direct = swiss_pairs(ids, score, m, np.random.default_rng(9), window=window, cap=cap)
+        assert np.array_equal(made, direct), (window, cap)
+    # A wide window reaches far partners (places 17-19 apart; window 3: about 4) and a cap of 1
+    # shows no pair twice (cap 2 would: close pairs come back).
+    wide = get_design("swiss", window=40, cap=1).pairs(2, ids, score, m, np.random.default_rng(1))
+    assert np.abs(wide[:, 0] - wide[:, 1]).mean() > 12
+    assert multiplicities(wide).max() == 1
+    near = get_design("swiss", window=3, cap=3).pairs(2, ids, score, m, np.random.default_rng(1))
+    assert np.abs(near[:, 0] - near[:, 1]).mean() < 6
+    assert multiplicities(near).max() == 3
+
+
 def test_an_odd_swiss_ballot_gives_one_member_one_extra_appearance() -> None:
     ids = np.arange(7)
     pairs = swiss_pairs(ids, np.linspace(1, 0, 7), 3, np.random.default_rng(0))
