@@ -43,6 +43,7 @@ from .simulation.prediction import prediction_similarities
 from .simulation.studies import (
     METRICS,
     TABLE2_DESIGNS,
+    SimulationSettings,
     SimulationSummary,
     run_simulations,
     target_similarities,
@@ -223,23 +224,21 @@ def _simulate(
         z = prediction_similarities(crowd, args.items, dist, args.variant)
     designs = _designs(args, names)
     labels = [design.name for design in designs]
+    chosen = SimulationSettings(
+        m=args.m,
+        alpha=args.alpha,
+        n_ballots=args.ballots,
+        n_voters=args.voters,
+        variant=args.variant,
+        estimator=args.estimator,
+        crowd=crowd,
+        groups=groups,
+    )
     with _progress(args.sims, show_progress) as update:
         summary = run_simulations(
-            z,
-            designs=designs,
-            sims=args.sims,
-            seed=args.seed,
-            m=args.m,
-            alpha=args.alpha,
-            n_ballots=args.ballots,
-            n_voters=args.voters,
-            variant=args.variant,
-            estimator=args.estimator,
-            jobs=args.jobs,
+            z, chosen, designs=designs, sims=args.sims, seed=args.seed, jobs=args.jobs,
             progress=update,
-            crowd=crowd,
-            groups=groups,
-        )
+        )  # fmt: skip
     settings = {
         "variant": args.variant,
         "estimator": args.estimator,
@@ -248,10 +247,10 @@ def _simulate(
         "items": int(z.size),
         "targets": args.targets,
         "candidates": args.candidates,
-        "m": args.m,
-        "alpha": args.alpha,
-        "ballots": args.ballots,
-        "voters": args.voters,
+        "m": chosen.m,
+        "alpha": chosen.alpha,
+        "ballots": chosen.n_ballots,
+        "voters": chosen.n_voters,
         "sims": args.sims,
         "seed": args.seed,
         "designs": {design.name: design.options for design in designs},

@@ -256,7 +256,7 @@ def test_the_votes_are_rescored_per_target_and_the_bootstrap_gives_macro_and_ag_
     target_study: tuple,
 ) -> None:
     z, gold, votes = target_study
-    assert np.array_equal(rescore(votes, np.random.default_rng(1)), gold.scores)
+    assert np.array_equal(rescore(votes), gold.scores)
     models = {"close": np.abs(z) + np.random.default_rng(2).normal(0, 0.02, z.size),
               "noisy": np.abs(z) + np.random.default_rng(3).normal(0, 0.3, z.size)}  # fmt: skip
     result = evaluate(gold, models, rng=np.random.default_rng(4), votes=votes, resamples=40)
