@@ -140,7 +140,9 @@ def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subproce
 
 @before_task_publish.connect
 def _note_a_close(sender: str | None = None, body=None, **_) -> None:
-    if sender == "collector.tasks.close_ballot":
+    from collector.jobs import FINISH_CLOSE_JOB
+
+    if sender == FINISH_CLOSE_JOB:
         args = body[0] if isinstance(body, tuple | list) else (body or {}).get("args", ())
         _closes_sent.add(int(args[0]))
 

@@ -282,8 +282,8 @@ def split_half(
     for s, child in enumerate(gen.spawn(count)):
         first, _ = split_voters(kept, child)
         in_first = np.isin(kept.voter, first)
-        a = rescore(kept, child, estimator=estimator, multiplicity=in_first.astype(np.int64))
-        b = rescore(kept, child, estimator=estimator, multiplicity=(~in_first).astype(np.int64))
+        a = rescore(kept, estimator=estimator, multiplicity=in_first.astype(np.int64))
+        b = rescore(kept, estimator=estimator, multiplicity=(~in_first).astype(np.int64))
         for g, ids in enumerate(members):
             rho[s, g], rho_w[s, g], items[s, g] = _half_correlations(a[ids], b[ids], n0)
     if groups is None:

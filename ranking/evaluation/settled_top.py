@@ -293,7 +293,7 @@ def settled_top(
         raise ValueError(f"no votes in ballots 1..{last}")
     count = resamples_for(study, resamples)
     wanted = [check_int(k, "k", minimum=0) for k in ks]
-    point = rescore(study, gen, estimator=estimator)
+    point = rescore(study, estimator=estimator)
     groups = study.groups
     n_groups = 1 if groups is None else int(groups.max()) + 1
     members = (
@@ -314,7 +314,7 @@ def settled_top(
 
     def one(child: np.random.Generator) -> list[npt.NDArray[np.bool_]]:
         drawn = np.bincount(child.integers(0, voters.size, voters.size), minlength=voters.size)
-        score = rescore(study, child, estimator=estimator, multiplicity=drawn[voter_index])
+        score = rescore(study, estimator=estimator, multiplicity=drawn[voter_index])
         rank_of = np.empty(study.n_items, dtype=np.int64)
         for g in used:
             rank_of[members[g]] = ranks_from_scores(score[members[g]], child)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..designs import DESIGNS, get_design
+from ..designs import DESIGNS, default_design, get_design
 from ..evaluation.settled_top import DEFAULT_KS, DEFAULT_RESAMPLES, OFFSET, SLOPE
 from ..protocol.closing import ESTIMATORS
 from .calibration import CROWDS, calibrate
@@ -43,7 +43,7 @@ def add_calibrate_parser(commands: Any) -> None:
         "--dist", default=",".join(DISTRIBUTIONS), help="comma-separated distributions"
     )
     sub.add_argument("--crowd", default=",".join(CROWDS), help="comma-separated: paper, noisier")
-    sub.add_argument("--design", choices=tuple(DESIGNS), default="adaptive")
+    sub.add_argument("--design", choices=tuple(DESIGNS), default=default_design())
     sub.add_argument(
         "--k", default=",".join(map(str, DEFAULT_KS)), help="comma-separated tops (10,20,50)"
     )

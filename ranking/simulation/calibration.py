@@ -27,7 +27,7 @@ import numpy as np
 from .._validation import FloatArray, check_int
 from ..crowd.model import CrowdModel
 from ..crowd.voters import true_ranks
-from ..designs import Design, get_design
+from ..designs import Design, default_design, get_design
 from ..evaluation.settled_top import (
     DEFAULT_KS,
     DEFAULT_RESAMPLES,
@@ -184,7 +184,7 @@ def calibrate(
     truth = true_ranks(z)
     if any(k >= z.size for k in wanted):
         raise ValueError(f"every k must be below the {z.size} items")
-    chosen = design or get_design("adaptive")
+    chosen = design or get_design(default_design())
     start = time.perf_counter()
     shares: dict[tuple[int, int], list[FloatArray]] = {}
     truths: dict[tuple[int, int], list[FloatArray]] = {}

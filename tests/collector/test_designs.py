@@ -104,10 +104,10 @@ def test_a_swiss_studys_window_and_cap_reach_the_pairs_of_its_ballots(monkeypatc
     out = create_study_cmd(tmp_path, tokens_csv(14), *options, "--auto-open", "--open")
     assert "Design: swiss (window 30, cap 1)." in out
     study = Study.objects.get(name="Cmd study")
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, voters=20)
     monkeypatch.undo()
-    lifecycle.close_ballot(study.ballots.get(number=1).pk)
+    lifecycle.finish_close(study.ballots.get(number=1).pk)
     second = study.ballots.get(number=2)
     pairs, members, n = _pairs(second), _members(second), study.items.count()
     assert members.size == 46 and pairs.shape == (138, 2)

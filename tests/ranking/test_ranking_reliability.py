@@ -71,8 +71,8 @@ def test_the_halves_split_voters_not_votes(votes: StudyVotes) -> None:
     child = np.random.default_rng(9).spawn(1)[0]
     half, _ = split_voters(votes, child)
     in_half = np.isin(votes.voter, half).astype(np.int64)
-    a = rescore(votes, child, multiplicity=in_half)
-    b = rescore(votes, child, multiplicity=1 - in_half)
+    a = rescore(votes, multiplicity=in_half)
+    b = rescore(votes, multiplicity=1 - in_half)
     both = np.isfinite(a) & np.isfinite(b)
     from scipy import stats
 
