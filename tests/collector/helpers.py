@@ -93,7 +93,9 @@ def finish_in_process(
         monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
         simulate(study, **simulation)
         monkeypatch.undo()
-        run_fit = (lambda sid: tasks.store_pooled_fit.apply(args=(sid,))) if fit else (lambda sid: None)
+        run_fit = (
+            (lambda sid: tasks.store_pooled_fit.apply(args=(sid,))) if fit else (lambda sid: None)
+        )
         monkeypatch.setattr(jobs, "send_pooled_fit", run_fit)
         lifecycle.close_ballot(study.ballots.get(number=number).pk)
         if after_close is not None:

@@ -37,9 +37,7 @@ def _stored_fit_matches_the_votes(study: Study) -> None:
     np.testing.assert_allclose(stored, expected, rtol=0, atol=1e-9)
 
 
-def test_the_study_is_finished_and_its_ranking_exported_before_the_pooled_fit(
-    client, monkeypatch
-):
+def test_the_study_is_finished_and_its_ranking_exported_before_the_pooled_fit(client, monkeypatch):
     owner = staff_user(client)
     study = make_study(n_tokens=10, n_ballots=2, auto_open=True, slug="early", created_by=owner)
     sent: list[int] = []

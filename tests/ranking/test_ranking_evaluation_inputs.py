@@ -230,6 +230,24 @@ def test_a_bad_vectors_file_names_its_line(
     assert caught.value.line == line
 
 
+def test_a_word2vec_text_file_read_as_glove_is_named_for_what_it_looks_like(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "vectors.txt", "2 3\ncat 1 2 3\ndog 4 5 6\n")
+    with pytest.raises(InputFileError) as caught:
+        load_word_vectors(path, "glove")
+    assert caught.value.line == 1
+    assert "line 1 (2 3) looks like a word2vec text header" in str(caught.value)
+    assert "format word2vec" in str(caught.value) and "1 numbers" not in str(caught.value)
+    read = load_word_vectors(path, "word2vec")  # what the message offers: it reads
+    assert read.words == ["cat", "dog"]
+
+
+def test_a_glove_line_of_one_number_against_two_is_counted_in_words(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match="expected a word and 1 number, found 2 numbers"):
+        load_word_vectors(write(tmp_path / "v.txt", "a 1\nb 2 3\n"), "glove")
+
+
 VOTES_HEADER = "ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms\n"
 
 
