@@ -4,17 +4,20 @@ ballot by ballot and evaluated.
 Creates the study (``creating.create_study`` from a target list), then for every ballot stores a
 vote on each comparison (a crowd that mostly prefers the candidate listed first, 5% ties; bulk
 COPY, as ``bench_close_ballot.py`` does) and closes it in a fresh child process, so the seconds
-and the peak memory are the close job's own; at the end it evaluates a model (a score per item,
-``collector.evaluation`` as ``manage.py evaluate_model`` runs it) against the finished study.
+and the peak memory are the close job's own; the pooled fit the last close sends runs next in a
+child of its own (as the worker runs it after the close); at the end it evaluates a model (a
+score per item, ``collector.evaluation`` as ``manage.py evaluate_model`` runs it) against the
+finished study.
 Needs a scratch PostgreSQL database::
 
     createdb -h 127.0.0.1 -U postgres collector_bench_targets
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/collector_bench_targets \\
         .venv/bin/python benchmarks/bench_target_study.py [--targets 100] [--candidates 1000] \\
-        [--m 20] [--ballots 7] [--design adaptive] [--resamples 200] [--json]
+        [--m 20] [--ballots 7] [--design adaptive] [--resamples 200] [--no-evaluation] [--json]
 
-Targets: each close under 30 s and 1.5 GB (as an area study's), the evaluation under 2 minutes
-and 2 GB. Prints figures; asserts nothing.
+Targets: each close under 30 s and 1.5 GB (as an area study's), the finishing close under 10 s,
+the pooled fit under 30 s and 1.5 GB, the evaluation under 2 minutes and 2 GB. Prints figures;
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-from benchmarks.simulated_ballots import close_only, peak_mb  # noqa: E402
+from benchmarks.simulated_ballots import close_only, fit_only, peak_mb  # noqa: E402
 from ranking.designs import default_design  # noqa: E402
 
 
@@ -128,8 +131,10 @@ def main() -> None:
     parser.add_argument("--ballots", type=int, default=7)
     parser.add_argument("--design", default=default_design())
     parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--no-evaluation", action="store_true", help="stop after the fit")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--close-only", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--fit-only", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--evaluate-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -137,6 +142,9 @@ def main() -> None:
     _django()
     if args.close_only:
         close_only(args.close_only)
+        return
+    if args.fit_only:
+        fit_only(args.fit_only)
         return
     if args.evaluate_only:
         evaluate_only(args.evaluate_only, args.resamples)
@@ -159,6 +167,14 @@ def main() -> None:
         if "finished" in close["result"]:
             break
         number += 1
+    if closes[-1].get("fit_sent"):  # the close sent the fit: the worker's next task
+        report["fit"] = _child("--fit-only", str(closes[-1]["fit_sent"]))
+        print(f"pooled fit: {report['fit']['seconds']} s, peak {report['fit']['peak_rss_mb']} MB",
+              flush=True)  # fmt: skip
+    if args.no_evaluation:
+        if args.json:
+            print(json.dumps(report))
+        return
     evaluation = _child("--evaluate-only", str(report["study"]), "--resamples",
                         str(args.resamples))  # fmt: skip
     print(f"evaluation: {evaluation['seconds']} s, peak {evaluation['peak_rss_mb']} MB, "

@@ -1,5 +1,5 @@
 """Shared by the benchmarks: answer a whole ballot at once, as a crowd would, by COPY; close a
-ballot in a process of its own; a process's peak memory.
+ballot, and a finished study's pooled fit, in a process of their own; a process's peak memory.
 
 The crowd mostly prefers the item of lower index (a ranking to recover), with 5% ties; each
 comparison goes to one of the given voters. The ballot is left ``closing``, ready for its close
@@ -85,12 +85,17 @@ def _backend_peak_mb(pid: int) -> int | None:
 def close_only(ballot_id: int) -> None:
     """Close ballot ``ballot_id`` (``lifecycle.finish_close``) and print one JSON line: its
     ``seconds``, this process's ``peak_rss_mb``, the PostgreSQL backend's
-    ``postgres_backend_peak_rss_mb`` and the close's ``result``. Run it in a fresh child process
-    (the benchmarks' ``--close-only``), so that the peak is the close's own."""
+    ``postgres_backend_peak_rss_mb``, the close's ``result`` and ``fit_sent`` (the study whose
+    pooled fit the close sent, or None: run it with :func:`fit_only`, as the worker would). Run
+    it in a fresh child process (the benchmarks' ``--close-only``), so that the peak is the
+    close's own."""
     from django.db import connection
 
+    from collector import jobs
     from collector.studies import lifecycle
 
+    sent: list[int] = []
+    jobs.send_pooled_fit = sent.append  # the worker's next task, timed on its own
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (backend,) = cursor.fetchone()
@@ -99,6 +104,28 @@ def close_only(ballot_id: int) -> None:
     elapsed = time.perf_counter() - start
     report = {
         "seconds": round(elapsed, 2),
+        "peak_rss_mb": round(peak_mb()),
+        "postgres_backend_peak_rss_mb": _backend_peak_mb(backend),
+        "result": result,
+        "fit_sent": sent[0] if sent else None,
+    }
+    print(json.dumps(report))
+
+
+def fit_only(study_id: int) -> None:
+    """Store a finished study's pooled fit (the task its last close sends) and print one JSON
+    line as :func:`close_only` does. Run it in a fresh child process (``--fit-only``)."""
+    from django.db import connection
+
+    from collector.studies import pooled_fit
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+    start = time.perf_counter()
+    result = pooled_fit.store_pooled_fit(study_id, again=False)
+    report = {
+        "seconds": round(time.perf_counter() - start, 2),
         "peak_rss_mb": round(peak_mb()),
         "postgres_backend_peak_rss_mb": _backend_peak_mb(backend),
         "result": result,

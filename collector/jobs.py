@@ -13,6 +13,7 @@ log = logging.getLogger(__name__)
 
 FINISH_CLOSE_JOB = "collector.tasks.finish_close_job"
 REFIT_POOLED = "collector.tasks.refit_pooled"
+STORE_POOLED_FIT = "collector.tasks.store_pooled_fit"
 EVALUATE_MODEL = "collector.tasks.evaluate_model"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
@@ -41,6 +42,30 @@ def send_finish_close(ballot_id: int) -> None:
         )
     except Exception:
         log.exception("cannot enqueue the close of ballot %s; the sweep will resend it", ballot_id)
+
+
+def pooled_fit_after_commit(study_id: int) -> None:
+    """Send the pooled fit of a study that has just finished, once its close commits."""
+    transaction.on_commit(lambda: send_pooled_fit(study_id))
+
+
+def send_pooled_fit(study_id: int) -> None:
+    """Send a finished study's pooled fit now (with no broker, the demo, run it here).
+
+    A broker that is down is logged, not raised: the study is finished and its ranking stored;
+    the sweep resends the fit after ``STUCK_CLOSING_SECONDS``.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        current_app.tasks[STORE_POOLED_FIT].apply(args=(study_id,))
+        return
+    try:
+        current_app.send_task(
+            STORE_POOLED_FIT, (study_id,), retry=True, retry_policy=_SEND_RETRY, ignore_result=True
+        )
+    except Exception:
+        log.exception(
+            "cannot enqueue the pooled fit of study %s; the sweep will resend it", study_id
+        )
 
 
 def _send_after_commit(task: str, object_id: int) -> None:

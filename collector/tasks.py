@@ -35,14 +35,26 @@ def sweep_ballots() -> dict[str, int]:
     return lifecycle.sweep_ballots()
 
 
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def store_pooled_fit(study_id: int) -> str:
+    """Store the pooled Bradley-Terry fit of a study that has just finished (sent by its last
+    close, and again by the sweep while it is pending); nothing when it is stored already."""
+    return pooled_fit.store_pooled_fit(study_id, again=False)
+
+
 @shared_task(bind=True, acks_late=True, max_retries=60)
 def refit_pooled(self, study_id: int) -> str:
     """Store a finished study's pooled Bradley-Terry fit again (an exclusion changed it); a study
     whose last ballot is still closing is fitted once it has finished."""
     status = Study.objects.filter(id=study_id).values_list("status", flat=True).first()
     if status == Study.Status.FINISHED:
-        pooled_fit.store_pooled_fit(study_id)
-        return f"study {study_id}: pooled fit stored"
+        return pooled_fit.store_pooled_fit(study_id)
     if Ballot.objects.filter(study_id=study_id, status=Ballot.Status.CLOSING).exists():
         raise self.retry(countdown=10)
     return f"study {study_id} is {status}: no pooled fit to store"

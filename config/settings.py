@@ -197,9 +197,10 @@ CELERY_RESULT_BACKEND = env.str(
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for a retry
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Two queues, so a ballot close never waits behind a model evaluation: closes (and beat's sweep)
-# go to "closes", evaluations and pooled refits (long jobs) to "evaluations". Deployments run a
-# worker for each (docker-compose.yml: worker and evaluator); one worker may consume both
+# Two queues, so a ballot close never waits behind a model evaluation: closes (with a finished
+# study's first pooled fit, and beat's sweep) go to "closes", evaluations and pooled refits after
+# an exclusion (long jobs) to "evaluations". Deployments run a worker for each
+# (docker-compose.yml: worker and evaluator); one worker may consume both
 # (-Q closes,evaluations) where closes can wait, as in tests of a single close.
 # CELERY_QUEUE_PREFIX (none by default) names both queues apart from those of other runs on
 # the same broker database: each test run takes its own, from its test database's name
@@ -211,6 +212,7 @@ CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_EVALUATIONS
 CELERY_TASK_ROUTES = {
     "collector.tasks.finish_close_job": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.store_pooled_fit": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
 }

@@ -9,10 +9,14 @@ evaluated per target too (``targets``, ``macro``); ``--comparisons`` (the study'
 ``comparisons.csv``) adds Avraham & Goldberg's score (``ag_score``), as do its votes.
 
 ``--scores`` and ``--vectors`` may be repeated (and mixed) to evaluate several models; with
-``--votes`` and ``--resamples`` two or more models are also compared pairwise on the same
-voter resamples. A table goes to stdout; ``--json OUT`` writes the full result (``-`` for
-stdout, then without the table). Bad input files exit with status 2 and a message naming
-the file and line.
+``--votes`` every figure gets a voter-bootstrap interval (``--resamples``, 1,000 by default, as
+on the study's page; 0 for none) and two or more models are also compared pairwise on the same
+voter resamples. The random draws (chance baseline, voter resamples) come from the stream the
+web application uses for a study seeded ``--seed`` (:func:`ranking.ballots.driver.stream`,
+purpose ``EVALUATION``): with the study's seed (``parameters.seed`` in its ``dataset.json``)
+they are the draws of the study's page. A table goes to stdout; ``--json OUT`` writes the full
+result (``-`` for stdout, then without the table). Bad input files exit with status 2 and a
+message naming the file and line.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .ballots.driver import Purpose, stream
 from .evaluation.model_evaluation import MISSING_POLICIES, evaluate
 from .files.comparisons import read_comparisons
 from .files.gold import GOLD_FORMATS, read_gold
@@ -34,6 +39,16 @@ from .files.model_scores import read_model_scores
 from .files.votes import read_votes
 from .files.word_vectors import CASE_POLICIES, VECTOR_FORMATS, load_word_vectors
 from .protocol.closing import ESTIMATORS
+
+#: Voter-bootstrap resamples with ``--votes`` (the web application's ``EVALUATION_RESAMPLES``).
+DEFAULT_RESAMPLES = 1000
+
+
+def evaluation_stream(seed: int) -> np.random.Generator:
+    """The generator of a study seeded ``seed``'s evaluations: the one the web application
+    passes to :func:`ranking.evaluation.evaluate` (its chance baseline and voter resamples)."""
+    return stream(seed, 0, Purpose.EVALUATION)
+
 
 __all__ = ["build_parser", "main"]
 
@@ -65,10 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument("--n0", type=float, default=2.0, help="weight offset of Eq. 9")
     parser.add_argument("--missing", choices=MISSING_POLICIES, default="skip")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random generator")
+    parser.add_argument(
+        "--seed", type=int, default=0,
+        help="the study's seed (dataset.json parameters.seed): the draws of the study's page",
+    )  # fmt: skip
     parser.add_argument("--json", dest="json_out", default=None, help="write JSON here (- stdout)")
     parser.add_argument("--votes", default=None, help="the study's votes CSV")
-    parser.add_argument("--resamples", type=int, default=0, help="voter-bootstrap resamples")
+    parser.add_argument(
+        "--resamples", type=int, default=None,
+        help=f"voter-bootstrap resamples with --votes (default {DEFAULT_RESAMPLES:,}, as the page)",
+    )  # fmt: skip
     parser.add_argument(
         "--comparisons", default=None,
         help="a target study's binary comparisons (comparisons.csv): Avraham & Goldberg's score",
@@ -142,11 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         gold = read_gold(args.gold, args.gold_format)
         models = _models(args, gold)
         votes = read_votes(args.votes, gold) if args.votes else None
+        resamples = args.resamples if args.resamples is not None else DEFAULT_RESAMPLES
+        resamples = resamples if votes is not None else 0
         comparisons = read_comparisons(args.comparisons, gold) if args.comparisons else None
         with _progress(not to_stdout and sys.stderr.isatty()) as update:
             result = evaluate(
                 gold, models, n0=args.n0, missing=args.missing,
-                rng=np.random.default_rng(args.seed), votes=votes, resamples=args.resamples,
+                rng=evaluation_stream(args.seed), votes=votes, resamples=resamples,
                 chance_permutations=args.chance_permutations,
                 retrieval_alpha=args.retrieval_alpha, estimator=args.estimator,
                 progress=update, workers=args.workers, comparisons=comparisons,

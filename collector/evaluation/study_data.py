@@ -94,7 +94,12 @@ def votes_of(study: Study, gold: GoldStandard) -> StudyVotes | None:
     numbers, pairs, first_score, voter_ids = rows.ballot, rows.pairs, rows.first_score, rows.voter
     if numbers.size == 0:
         return None
-    _, voters = np.unique(voter_ids, return_inverse=True)
+    # Voters numbered in the order of their first vote, as ranking.files.read_votes numbers the
+    # votes export's (both by vote id): the same seed then resamples the same voters.
+    _, first, inverse = np.unique(voter_ids, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)
+    voters = rank[inverse]
     ballots = int(gold.last_ballot.max()) if gold.last_ballot is not None else 1
     members = []
     for number in range(1, max(ballots, int(numbers.max())) + 1):

@@ -104,6 +104,9 @@ class Study(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the pooled Bradley-Terry fit of the finished study was stored (its items'
+    # pooled_strength...): it follows the finishing close in a task of its own; null = pending.
+    pooled_fit_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "studies"

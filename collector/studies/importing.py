@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ranking.files import compression_of_bytes
+
 TOKENS_HEADER = ("area", "token")
 CHECKS_HEADER = ("related_a", "related_b", "unrelated_a", "unrelated_b")
 ITEMS_HEADER = ("area", "token_a", "token_b")
@@ -58,6 +60,11 @@ def _decode(data: bytes | str, what: str, max_bytes: int) -> str:
     if len(data) > max_bytes:
         raise ImportFailed(
             [f"{what}: the file is {len(data):,} bytes, over the limit of {max_bytes:,} bytes"]
+        )
+    packed = compression_of_bytes(data[:8])
+    if packed is not None:
+        raise ImportFailed(
+            [f"{what}: the file is compressed ({packed}): unpack it and upload the plain file"]
         )
     try:
         text = data.decode("utf-8-sig")

@@ -259,16 +259,16 @@ def store_ballot(
 
 def _finish(study: Study, ballots: BallotDriver, scores: np.ndarray, item_ids: np.ndarray) -> None:
     """The final ranking (every item by its score, Section 2.6; and within its target in a
-    target study), the stored pooled fit, and the study finished."""
+    target study), and the study finished; its pooled fit follows in a task of its own."""
     ranks = ballots.final_ranks(scores)
     columns = {"final_rank": ranks, "final_score": scores}
     if ballots.grouped:
         columns["rank_in_target"] = ranks_within_groups(ranks, ballots.groups)
     bulk_sql.update_items(study.pk, item_ids, columns)
-    pooled_fit.store_pooled_fit(study.pk)
     Study.objects.filter(id=study.pk).update(
-        status=Study.Status.FINISHED, finished_at=timezone.now()
+        status=Study.Status.FINISHED, finished_at=timezone.now(), pooled_fit_at=None
     )
+    jobs.pooled_fit_after_commit(study.pk)
 
 
 def _study_state(study: Study, ballot: Ballot, n_items: int) -> ranking.StudyState:
@@ -304,7 +304,8 @@ def _study_state(study: Study, ballot: Ballot, n_items: int) -> ranking.StudySta
 
 
 def sweep_ballots() -> dict[str, int]:
-    """Beat's safety net: close ballots whose close was missed; re-enqueue stuck closes.
+    """Beat's safety net: close ballots whose close was missed; re-enqueue stuck closes and the
+    pooled fits of finished studies still pending after ``STUCK_CLOSING_SECONDS``.
 
     A missed close happens when the broker was down as the last vote came, or when the last two
     votes raced past the tail lock. Re-enqueueing is harmless: the task is idempotent.
@@ -328,7 +329,10 @@ def sweep_ballots() -> dict[str, int]:
     )
     for ballot_id in stuck:
         jobs.send_finish_close(ballot_id)
-    return {"closed": closed, "requeued": len(stuck)}
+    fits = pooled_fit.lost_fits()
+    for study_id in fits:
+        jobs.send_pooled_fit(study_id)
+    return {"closed": closed, "requeued": len(stuck), "fits_resent": len(fits)}
 
 
 def delete_study(study_id: int) -> None:

@@ -1,25 +1,57 @@
 """A finished study's pooled Bradley-Terry fit, stored with its items.
 
 Fitting every vote of a 100,000-item study (two million votes) takes tens of seconds, too long
-for a page; the close of the last ballot stores the fit instead (and an exclusion after the end
-stores it again, in the background): every item's log-strength and a 95% Wald interval for the
-best ``TOP`` items of the final ranking (:func:`ranking.protocol.strength_intervals`, one sparse
-solve each). Votes of excluded voters are left out. The study's top-ranking figure reads them.
+for a page and too long for the close that finishes the study: that close stores the final
+ranking and marks the study finished, then sends :func:`store_pooled_fit` as a task of its own
+on the closes queue (``collector.tasks.store_pooled_fit``); until it has run the study's
+``pooled_fit_at`` is empty and the pages and ``dataset.json`` say the fit is pending. Beat's
+sweep sends a fit again when it has been pending longer than ``STUCK_CLOSING_SECONDS``, and an
+exclusion after the end stores it again (``collector.tasks.refit_pooled``). The fit: every item's
+log-strength and a 95% Wald interval for the best ``TOP`` items of the final ranking
+(:func:`ranking.protocol.strength_intervals`, one sparse solve each). Votes of excluded voters are
+left out. The study's top-ranking figure reads them.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
 
 import ranking
-from collector.models import Item
+from collector.models import Item, Study
 from collector.studies import bulk_sql
 
 TOP = 30  # items of the final ranking that get an interval
+_LOCK_SPACE = 0x9F17  # pg_advisory_xact_lock(space, study id): one fit of a study at a time
 
 
-def store_pooled_fit(study_id: int) -> None:
-    """Fit and store the pooled log-strengths, and the intervals of the final top ``TOP``."""
+def store_pooled_fit(study_id: int, *, again: bool = True) -> str:
+    """Fit and store the pooled log-strengths, and the intervals of the final top ``TOP``.
+
+    Runs under a transaction-scoped advisory lock of the study, so two fits (the finishing
+    close's and an exclusion's refit, or a resent one) never interleave and the last one reads
+    every exclusion committed before it. ``again=False`` (the fit sent by the finishing close and
+    by the sweep) does nothing when a fit is stored already. Returns what happened, for the log.
+    """
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, study_id])
+        study = Study.objects.filter(id=study_id).values("status", "pooled_fit_at").first()
+        if study is None or study["status"] != Study.Status.FINISHED:
+            return f"study {study_id} is not finished: no pooled fit to store"
+        if not again and study["pooled_fit_at"] is not None:
+            return f"study {study_id}: pooled fit stored already"
+        _fit(study_id)
+        Study.objects.filter(id=study_id).update(pooled_fit_at=timezone.now())
+    return f"study {study_id}: pooled fit stored"
+
+
+def _fit(study_id: int) -> None:
     rows = bulk_sql.study_votes(study_id).trusted()
     item_ids = bulk_sql.item_ids_by_index(study_id)
     n = item_ids.size
@@ -39,4 +71,27 @@ def store_pooled_fit(study_id: int) -> None:
             )
     bulk_sql.update_items(
         study_id, item_ids, {"pooled_strength": strength, "pooled_low": low, "pooled_high": high}
+    )
+
+
+def is_pending(study: Study) -> bool:
+    """Whether the study is finished and its pooled fit not stored yet."""
+    return study.status == Study.Status.FINISHED and study.pooled_fit_at is None
+
+
+def fit_status(study: Study) -> dict[str, Any]:
+    """The pooled fit's state for ``dataset.json`` and the API: ``pending`` or ``stored`` (when)."""
+    if study.pooled_fit_at is None:
+        return {"status": "pending", "stored": None}
+    return {"status": "stored", "stored": study.pooled_fit_at.isoformat()}
+
+
+def lost_fits() -> list[int]:
+    """Finished studies whose fit has been pending longer than ``STUCK_CLOSING_SECONDS`` (its
+    task was lost: a broker down at the end, a worker killed mid-fit): the sweep sends them."""
+    stale = timezone.now() - timedelta(seconds=settings.STUCK_CLOSING_SECONDS)
+    return list(
+        Study.objects.filter(
+            status=Study.Status.FINISHED, pooled_fit_at__isnull=True, finished_at__lt=stale
+        ).values_list("id", flat=True)
     )

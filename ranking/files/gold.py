@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -330,18 +330,25 @@ def _read_study_ranking(path: str | Path) -> GoldStandard:
     _check_distinct(path, ranks, numbers, "rank")
     if len(ids) < 2:
         raise InputFileError(path, f"needs at least two ranked items, found {len(ids)}")
+    # Items in item_id order, as the web application holds a study's gold: the same seed then
+    # draws the same chance permutations and voter resamples (the file lists them best first).
+    order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
+
+    def sort(values: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(values[k] for k in order)
+
     return GoldStandard(
         format="study",
-        token_a=tuple(tokens_a),
-        token_b=tuple(tokens_b),
-        ranks=np.asarray(ranks, dtype=np.float64),
-        item_ids=np.asarray(ids, dtype=np.int64),
-        scores=np.asarray(scores, dtype=np.float64) if scores else None,
-        areas=tuple(areas) if areas and any(areas) else None,
-        last_ballot=np.asarray(last, dtype=np.int64) if last else None,
+        token_a=sort(tokens_a),
+        token_b=sort(tokens_b),
+        ranks=np.asarray(ranks, dtype=np.float64)[order],
+        item_ids=np.asarray(ids, dtype=np.int64)[order],
+        scores=np.asarray(scores, dtype=np.float64)[order] if scores else None,
+        areas=sort(areas) if areas and any(areas) else None,
+        last_ballot=np.asarray(last, dtype=np.int64)[order] if last else None,
         source=str(path),
-        targets=tuple(targets) if target_study else None,
-        kinds=tuple(kinds) if target_study and "kind" in col else None,
+        targets=sort(targets) if target_study else None,
+        kinds=sort(kinds) if target_study and "kind" in col else None,
     )
 
 

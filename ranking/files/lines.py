@@ -19,6 +19,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "InputFileError",
     "compression_of",
+    "compression_of_bytes",
     "integer_at",
     "is_number",
     "iter_lines",
@@ -70,6 +71,11 @@ def compression_of(path: str | Path) -> str | None:
             start = handle.read(8)
     except OSError as error:
         raise InputFileError(path, f"cannot be read ({error.strerror or error})") from None
+    return compression_of_bytes(start)
+
+
+def compression_of_bytes(start: bytes) -> str | None:
+    """The compression format that data starting with ``start`` is in (``"gzip"``, ...), or None."""
     return next((name for magic, name in _MAGIC if start.startswith(magic)), None)
 
 

@@ -206,6 +206,7 @@ def _text_records(
         position = handle.tell()
         start = 2
     read = 0
+    first_line = b""
     bounds = [n for n in (count, limit) if n is not None]
     wanted = min(bounds) if bounds else None
     for number, raw in enumerate(bounded_lines(path, handle), start):
@@ -215,6 +216,8 @@ def _text_records(
         line = raw.rstrip(b"\r\n").rstrip(b" ")
         if not line:
             continue
+        if number == 1:
+            first_line = line
         cut = line.find(b" ")
         values = line[cut + 1 :] if cut > 0 else b""
         found = values.count(b" ") + 1 if values else 0
@@ -233,8 +236,18 @@ def _text_records(
                 )
             dimension = found
         if found != dimension or cut <= 0:
+            if number == 2 and not header and _looks_like_a_header(first_line, found):
+                raise InputFileError(
+                    path,
+                    f"line 1 ({first_line.decode()}) looks like a word2vec text header (a count "
+                    f"and a dimension of {found}), not a GloVe vector: read the file as word2vec "
+                    "text (format word2vec)",
+                    1,
+                )
             raise InputFileError(
-                path, f"expected a word and {dimension} numbers, found {found} numbers", number
+                path,
+                f"expected a word and {_numbers(dimension)}, found {_numbers(found)}",
+                number,
             )
         if values.translate(None, _NUMBER_BYTES):
             raise InputFileError(path, _not_a_number(line, values, first=read == 0), number)
@@ -249,6 +262,16 @@ def _text_records(
         raise InputFileError(
             path, f"the header claims {count:,} vectors but the file ends after {read:,}"
         )
+
+
+def _numbers(n: int | None) -> str:
+    return f"{n} number{'' if n == 1 else 's'}"
+
+
+def _looks_like_a_header(line: bytes, dimension: int) -> bool:
+    """Whether ``line`` is a word2vec text header (``count dimension``) of ``dimension``."""
+    fields = line.split()
+    return len(fields) == 2 and fields[0].isdigit() and fields[1] == str(dimension).encode()
 
 
 def _not_a_number(line: bytes, values: bytes, *, first: bool) -> str:

@@ -80,15 +80,23 @@ def finish_in_process(
     monkeypatch,
     *,
     after_close: Callable[[int], object] | None = None,
+    fit: bool = True,
     **simulation,
 ) -> Study:
     """Answer and close every ballot of an auto-opening study in this process (no worker);
     ``simulation`` overrides :func:`simulate`'s options (``voters=20``); ``after_close(number)``
-    runs after each ballot's close."""
+    runs after each ballot's close. The pooled fit the last close sends runs in this process
+    too (``fit=False``: it is dropped, the study's fit stays pending)."""
+    from collector import tasks
+
     for number in range(1, exports.ballots_run(study) + 1):
         monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
         simulate(study, **simulation)
         monkeypatch.undo()
+        run_fit = (
+            (lambda sid: tasks.store_pooled_fit.apply(args=(sid,))) if fit else (lambda sid: None)
+        )
+        monkeypatch.setattr(jobs, "send_pooled_fit", run_fit)
         lifecycle.finish_close(study.ballots.get(number=number).pk)
         if after_close is not None:
             after_close(number)

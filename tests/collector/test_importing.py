@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 from django.core.management import CommandError
 from django.test import override_settings
@@ -31,6 +33,10 @@ BAD_TOKENS = [
     ("area,token\nSales,crm\nSales\n", "tokens, line 3: expected 2 columns (area,token), found 1"),
     ("area,token\nSales,crm\n,seo\n", "tokens, line 3: the area is empty"),
     (b"area,token\nSales,crm\nSales,caf\xe9\n", "tokens, line 3: undecodable byte 0xe9"),
+    (
+        gzip.compress(b"area,token\nSales,crm\nSales,seo\n"),
+        "tokens: the file is compressed (gzip): unpack it and upload the plain file",
+    ),
 ]
 
 
@@ -126,3 +132,12 @@ def test_a_seeded_sample_keeps_at_most_k_items_per_area_in_order():
     b = importing.sample_items(areas, 5, np.random.default_rng(1))
     assert a[0].pairs == b[0].pairs and len(a[0].pairs) == 5
     assert a[0].pairs == sorted(a[0].pairs)
+
+
+def test_a_gzipped_target_list_is_refused_as_compressed():
+    packed = gzip.compress(b"target,candidate\ncat,kitten\ncat,dog\n")
+    with pytest.raises(importing.ImportFailed) as info:
+        importing.parse_targets(packed, max_bytes=10**6)
+    assert str(info.value) == (
+        "targets: the file is compressed (gzip): unpack it and upload the plain file"
+    )

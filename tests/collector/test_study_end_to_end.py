@@ -170,7 +170,7 @@ def test_the_sweep_closes_a_ballot_whose_close_was_missed(celery_worker, monkeyp
     ballot.refresh_from_db()
     assert ballot.status == Ballot.Status.OPEN  # the broker was "down" for the last vote
     monkeypatch.undo()
-    assert lifecycle.sweep_ballots() == {"closed": 1, "requeued": 0}
+    assert lifecycle.sweep_ballots() == {"closed": 1, "requeued": 0, "fits_resent": 0}
     wait_closed(ballot)
     assert study.ballots.filter(number=2).count() == 1
 
@@ -185,6 +185,6 @@ def test_the_sweep_requeues_a_ballot_stuck_in_closing(celery_worker):
     simulate(study, limit=5)
     long_ago = timezone.now() - timedelta(hours=1)
     Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING, closing_at=long_ago)
-    assert lifecycle.sweep_ballots() == {"closed": 0, "requeued": 1}
+    assert lifecycle.sweep_ballots() == {"closed": 0, "requeued": 1, "fits_resent": 0}
     wait_closed(ballot)
     assert study.ballots.filter(number=2).count() == 1

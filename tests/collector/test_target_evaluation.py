@@ -146,6 +146,38 @@ def test_the_web_evaluation_equals_ranking_evaluate_on_the_exports(client, targe
     ]
 
 
+def _rounded(value):
+    """``value`` with its floats to 12 decimals (the stored JSON against the command's)."""
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return round(value, 12) if isinstance(value, float) else value
+
+
+def test_the_page_and_ranking_evaluate_draw_the_same_chance_and_resamples_from_one_seed(
+    client, targets, tmp_path
+):
+    model = target_model(targets, 0.3, seed=4)
+    web = evaluate(client, targets, "m", model).result
+    files = {"model": tmp_path / "model.csv"}
+    files["model"].write_bytes(model)
+    for url in ("ranking.csv", "votes.csv"):
+        files[url] = tmp_path / url
+        files[url].write_bytes(b"".join(client.get(f"/staff/targets/{url}").streaming_content))
+    seed = json.loads(client.get("/staff/targets/dataset.json").content)["parameters"]["seed"]
+    out = tmp_path / "out.json"
+    assert evaluate_main([
+        "--gold", str(files["ranking.csv"]), "--votes", str(files["votes.csv"]),
+        "--scores", str(files["model"]), "--seed", str(seed), "--json", str(out),
+        "--resamples", str(web["resamples"]),  # the tests' EVALUATION_RESAMPLES
+    ]) == 0  # fmt: skip
+    cli = json.loads(out.read_text())
+    assert cli["resamples"] == web["resamples"] > 0
+    assert _rounded(cli["chance"]) == _rounded(web["chance"])
+    assert _rounded(cli["bootstrap"]) == _rounded(web["bootstrap"])
+    assert _rounded(cli["macro"]["bootstrap"]) == _rounded(web["macro"]["bootstrap"])
+    assert cli["bootstrap"]["rho_w"]["sd"] > 0  # draws there were
+
+
 def test_every_command_works_on_a_target_study(celery_worker, owner, tmp_path):
     study = make_study(targets=targets_csv([5, 8, 3], kinds=True), n_ballots=2, m=4,
                        created_by=owner, open_first=False, slug="cmds")  # fmt: skip

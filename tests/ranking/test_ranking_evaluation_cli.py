@@ -105,6 +105,25 @@ def test_a_study_with_votes_gets_areas_vote_agreement_and_a_paired_voter_bootstr
     assert json.loads(capsys.readouterr().out) == result
 
 
+def test_votes_give_intervals_of_the_pages_1000_resamples_without_asking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ranking, votes, z = write_study(tmp_path)
+    tokens_a = [f"t{i // 45}_{a}" for i, (a, b) in enumerate(_pairs(z.size))]
+    tokens_b = [f"t{i // 45}_{b}" for i, (a, b) in enumerate(_pairs(z.size))]
+    scores = write_scores(tmp_path / "m.csv", tokens_a, tokens_b, np.abs(z))
+    argv = ["--gold", str(ranking), "--scores", str(scores), "--json", "-"]
+    assert main([*argv, "--votes", str(votes)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["resamples"] == 1000
+    assert result["bootstrap"]["rho_w"]["low"] < result["bootstrap"]["rho_w"]["high"]
+    assert main([*argv, "--votes", str(votes), "--resamples", "0"]) == 0
+    none = json.loads(capsys.readouterr().out)
+    assert none["resamples"] == 0 and "bootstrap" not in none
+    assert main(argv) == 0  # no votes: no resamples
+    assert json.loads(capsys.readouterr().out)["resamples"] == 0
+
+
 def _pairs(n: int) -> list[tuple[int, int]]:
     first, second = np.triu_indices(10, 1)
     return [(int(first[i % 45]), int(second[i % 45])) for i in range(n)]

@@ -37,11 +37,12 @@ STUDY = (
 def test_a_study_ranking_export_is_read_with_its_areas_ranks_and_ballots(tmp_path: Path) -> None:
     gold = read_gold(write(tmp_path / "ranking.csv", STUDY))
     assert gold.format == "study"
-    assert gold.item_ids.tolist() == [2, 0, 1]
-    assert gold.ranks.tolist() == [1.0, 2.0, 3.0]
+    # Held in item_id order, as the web application holds the study's gold.
+    assert gold.item_ids.tolist() == [0, 1, 2]
+    assert gold.ranks.tolist() == [2.0, 3.0, 1.0]
     assert gold.areas == ("sales", "sales", "sales")
-    assert gold.last_ballot is not None and gold.last_ballot.tolist() == [2, 2, 1]
-    assert gold.scores is not None and gold.scores.tolist() == [0.9, 0.6, 0.2]
+    assert gold.last_ballot is not None and gold.last_ballot.tolist() == [2, 1, 2]
+    assert gold.scores is not None and gold.scores.tolist() == [0.6, 0.2, 0.9]
 
 
 def test_rated_pairs_with_comments_and_a_header_are_read_as_gensim_reads_them(
@@ -120,7 +121,8 @@ def test_model_scores_by_item_id_use_the_golds_ids(tmp_path: Path) -> None:
     gold = read_gold(write(tmp_path / "ranking.csv", STUDY))
     table = read_model_scores(write(tmp_path / "m.csv", "item_id,score\n0,0.5\n2,0.7\n"))
     scores = item_scores(table, gold)
-    assert scores[:2].tolist() == [0.7, 0.5] and np.isnan(scores[2])
+    assert gold.item_ids.tolist() == [0, 1, 2]
+    assert scores[[0, 2]].tolist() == [0.5, 0.7] and np.isnan(scores[1])
 
 
 @pytest.mark.parametrize(
@@ -230,6 +232,24 @@ def test_a_bad_vectors_file_names_its_line(
     assert caught.value.line == line
 
 
+def test_a_word2vec_text_file_read_as_glove_is_named_for_what_it_looks_like(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "vectors.txt", "2 3\ncat 1 2 3\ndog 4 5 6\n")
+    with pytest.raises(InputFileError) as caught:
+        load_word_vectors(path, "glove")
+    assert caught.value.line == 1
+    assert "line 1 (2 3) looks like a word2vec text header" in str(caught.value)
+    assert "format word2vec" in str(caught.value) and "1 numbers" not in str(caught.value)
+    read = load_word_vectors(path, "word2vec")  # what the message offers: it reads
+    assert read.words == ["cat", "dog"]
+
+
+def test_a_glove_line_of_one_number_against_two_is_counted_in_words(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match="expected a word and 1 number, found 2 numbers"):
+        load_word_vectors(write(tmp_path / "v.txt", "a 1\nb 2 3\n"), "glove")
+
+
 VOTES_HEADER = "ballot,comparison_id,item_left,item_right,choice,voter,created_at,response_ms\n"
 
 
@@ -242,10 +262,11 @@ def test_votes_are_matched_to_the_rankings_item_ids_and_ballots(tmp_path: Path) 
         ),
         gold,
     )
-    assert votes.pairs.tolist() == [[0, 1], [2, 0], [1, 0]]  # positions in the gold's order
+    # Positions in the gold's order (item_id order: here the positions are the ids).
+    assert votes.pairs.tolist() == [[2, 0], [1, 2], [0, 2]]
     assert votes.first_score.tolist() == [1.0, 0.5, 0.0]
     assert votes.voter.tolist() == [0, 1, 0]
-    assert [b.tolist() for b in votes.ballot_items] == [[0, 1, 2], [0, 1]]
+    assert [b.tolist() for b in votes.ballot_items] == [[0, 1, 2], [0, 2]]
 
 
 def test_votes_marked_voter_excluded_are_left_out(tmp_path: Path) -> None:
@@ -262,7 +283,7 @@ def test_votes_marked_voter_excluded_are_left_out(tmp_path: Path) -> None:
         gold,
     )
     # v2's vote and v1's second vote are marked excluded; v2 then never appears.
-    assert votes.pairs.tolist() == [[0, 1], [2, 1]]
+    assert votes.pairs.tolist() == [[2, 0], [1, 0]]
     assert votes.first_score.tolist() == [1.0, 0.0]
     assert votes.voter_names == ("v1", "v3") and votes.voter.tolist() == [0, 1]
 

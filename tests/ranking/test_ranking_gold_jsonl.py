@@ -33,11 +33,12 @@ def test_a_json_lines_ranking_is_read_with_its_tokens_exact(tmp_path):
     )
     assert detect_gold_format(path) == "study"
     gold = read_gold(path)
-    assert gold.token_a == ('=HYPERLINK("x")', "+cmd|' /C calc'!A0", "@SUM(A1)")
-    assert gold.token_b == ("-2", " spaced ", "plain")
-    assert gold.item_ids.tolist() == [7, 3, 0] and gold.ranks.tolist() == [1.0, 2.0, 3.0]
-    assert gold.scores[:2].tolist() == [1.25, -0.5] and gold.scores[2] != gold.scores[2]
-    assert gold.areas == ("=A",) * 3 and gold.last_ballot.tolist() == [2, 1, 1]
+    # Held in item_id order, as the web application holds a study's gold.
+    assert gold.token_a == ("@SUM(A1)", "+cmd|' /C calc'!A0", '=HYPERLINK("x")')
+    assert gold.token_b == ("plain", " spaced ", "-2")
+    assert gold.item_ids.tolist() == [0, 3, 7] and gold.ranks.tolist() == [3.0, 2.0, 1.0]
+    assert gold.scores[1:].tolist() == [-0.5, 1.25] and gold.scores[0] != gold.scores[0]
+    assert gold.areas == ("=A",) * 3 and gold.last_ballot.tolist() == [1, 1, 2]
 
 
 @pytest.mark.parametrize(
