@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("collector", "0014_evaluation_upload_in_the_background"),
+        ("collector", "0015_pooled_fit_at"),
     ]
 
     operations = [
