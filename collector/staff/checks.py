@@ -17,7 +17,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -26,8 +26,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import download, get_study, staff_required
-from collector.csv_cells import csv_lines
+from collector.access import get_study, staff_required
 from collector.models import Study
 from collector.staff.study_api import ERRORS, StudyView
 from collector.studies import attention_checks, importing, lifecycle
@@ -138,13 +137,6 @@ def check_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     else:
         messages.error(request, "That check was shown to voters (or does not exist): it stays.")
     return redirect("staff-checks", slug=study.slug)
-
-
-@staff_required
-def checks_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    rows = ([c[k] for k in CSV_HEADER] for c in attention_checks.check_figures(study))
-    return download(csv_lines(CSV_HEADER, rows), f"{study.slug}-checks.csv")
 
 
 NEW_CHECKS = inline_serializer(

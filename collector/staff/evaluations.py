@@ -31,7 +31,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import download, get_study, staff_required
+from collector.access import get_study, staff_required
 from collector.evaluation import figures, leaderboard, submitting
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study
@@ -139,22 +139,6 @@ def evaluation_status(request: HttpRequest, slug: str) -> JsonResponse:
             ]
         }
     )
-
-
-@staff_required
-def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    return download(leaderboard.leaderboard_csv(study), f"{study.slug}-leaderboard.csv")
-
-
-@staff_required
-def leaderboard_json(request: HttpRequest, slug: str) -> JsonResponse:
-    study = get_study(request, slug)
-    response = JsonResponse(
-        {"study": study.slug, "gold": gold_provenance(study), "models": leaderboard.rows(study)}
-    )
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-leaderboard.json"'
-    return response
 
 
 @staff_required

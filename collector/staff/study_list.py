@@ -13,14 +13,14 @@ from django.urls import reverse
 
 from collector.access import staff_required, visible_studies
 from collector.models import Ballot, Study
-from collector.staff import exports
+from collector.staff.study_page import progress_counts
 
 
 @dataclass(frozen=True)
 class StudyRow:
     study: Study
     # The study's current ballot: the latest one (ballots are made one after the other, so the
-    # open or pending ballot, if any, is the latest), annotated with exports.progress_counts.
+    # open or pending ballot, if any, is the latest), annotated with study_page.progress_counts.
     ballot: Ballot | None
     voter_url: str
 
@@ -40,9 +40,7 @@ def study_rows(request: HttpRequest, *, archived: bool = False) -> list[StudyRow
     )
     ballots = {
         b.study_id: b
-        for b in Ballot.objects.filter(id__in=Subquery(latest)).annotate(
-            **exports.progress_counts()
-        )
+        for b in Ballot.objects.filter(id__in=Subquery(latest)).annotate(**progress_counts())
     }
     return [
         StudyRow(

@@ -3,6 +3,7 @@ module (pages and API together)."""
 
 from django.urls import include, path
 
+from collector.exports import registry
 from collector.staff import (
     ballots,
     checks,
@@ -40,35 +41,26 @@ urlpatterns = [
         ballots.ballot_close,
         name="staff-ballot-close",
     ),
-    path("staff/<slug:slug>/ranking.csv", downloads.ranking_csv, name="staff-ranking-csv"),
-    path("staff/<slug:slug>/ranking.jsonl", downloads.ranking_jsonl, name="staff-ranking-jsonl"),
-    path("staff/<slug:slug>/votes.csv", downloads.votes_csv, name="staff-votes-csv"),
-    path("staff/<slug:slug>/items.csv", downloads.items_csv, name="staff-items-csv"),
-    path("staff/<slug:slug>/gold.tsv", downloads.gold_tsv, name="staff-gold-tsv"),
-    path(
-        "staff/<slug:slug>/comparisons.csv", downloads.comparisons_csv, name="staff-comparisons-csv"
-    ),
-    path(
-        "staff/<slug:slug>/gold-grouped.csv",
-        downloads.gold_grouped_csv,
-        name="staff-gold-grouped-csv",
+    # Every file of the export registry, at its own path and name (collector.exports.registry).
+    *(
+        path(
+            f"staff/<slug:slug>/{export.path}",
+            downloads.export_file,
+            {"export": export.name},
+            name=export.url_name,
+        )
+        for export in registry.EXPORTS
     ),
     path("staff/<slug:slug>/figures/", figures.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
-    path("staff/<slug:slug>/ballots.csv", live.ballots_csv, name="staff-ballots-csv"),
-    path("staff/<slug:slug>/interim.csv", live.interim_csv, name="staff-interim-csv"),
-    path("staff/<slug:slug>/voters.csv", voters.voters_csv, name="staff-voters-csv"),
     path(
         "staff/<slug:slug>/voters/<slug:pseudonym>/exclude/",
         voters.exclude,
         name="staff-voter-exclude",
     ),
     path("staff/<slug:slug>/checks/", checks.checks_page, name="staff-checks"),
-    path("staff/<slug:slug>/checks.csv", checks.checks_csv, name="staff-checks-csv"),
     path("staff/<slug:slug>/crowd/", crowd.crowd_page, name="staff-crowd"),
-    path("staff/<slug:slug>/crowd.json", crowd.crowd_json, name="staff-crowd-json"),
-    path("staff/<slug:slug>/crowd.csv", crowd.crowd_csv, name="staff-crowd-csv"),
     path(
         "staff/<slug:slug>/checks/<int:pk>/remove/", checks.check_remove, name="staff-check-remove"
     ),
@@ -77,21 +69,10 @@ urlpatterns = [
         figures.figure_file,
         name="staff-figure-file",
     ),
-    path("staff/<slug:slug>/dataset.json", downloads.dataset_json, name="staff-dataset-json"),
     path("staff/<slug:slug>/try/", include(preview.urlpatterns)),  # "try as a voter"
     path("staff/<slug:slug>/models/", evaluations.evaluation_new, name="staff-evaluation-new"),
     path(
         "staff/<slug:slug>/models/status", evaluations.evaluation_status, name="staff-eval-status"
-    ),
-    path(
-        "staff/<slug:slug>/models/leaderboard.csv",
-        evaluations.leaderboard_csv,
-        name="staff-leaderboard-csv",
-    ),
-    path(
-        "staff/<slug:slug>/models/leaderboard.json",
-        evaluations.leaderboard_json,
-        name="staff-leaderboard-json",
     ),
     path(
         "staff/<slug:slug>/models/<int:pk>/",

@@ -24,7 +24,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -35,8 +35,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import ranking
-from collector.access import download, get_study, staff_required
-from collector.csv_cells import csv_lines
+from collector.access import get_study, staff_required
 from collector.models import Study, VoidedVote, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import attention_checks, bulk_sql
@@ -218,14 +217,6 @@ def exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     back = request.POST.get("query", "")  # the table's thresholds, kept
     url = reverse("staff-voters", kwargs={"slug": study.slug})
     return redirect(url + (f"?{back}" if back else ""))
-
-
-@staff_required
-def voters_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    table = voter_table(study, Thresholds(_with_defaults(request)).values())
-    lines = csv_lines(CSV_HEADER, ([r[k] for k in CSV_HEADER] for r in table["rows"]))
-    return download(lines, f"{study.slug}-voters.csv")
 
 
 class VotersView(StudyView):

@@ -29,7 +29,6 @@ from rest_framework.exceptions import (
     NotAuthenticated,
     NotFound,
     ParseError,
-    PermissionDenied,
     Throttled,
     UnsupportedMediaType,
 )
@@ -41,7 +40,7 @@ from rest_framework.views import APIView
 
 from collector.api_errors import DATABASE_DOWN_DETAIL, DATABASE_DOWN_RETRY_SECONDS
 from collector.models import Study, Voter
-from collector.voting import identity, store
+from collector.voting import admission, identity, store
 from collector.voting.identity import TOKEN_HEADER, TOKEN_META
 from collector.voting.serializers import (
     EXAMPLE,
@@ -162,12 +161,9 @@ class VotingEndpoint(APIView):
                         header = authenticators[0].authenticate_header(request)
                         exc = NotAuthenticated(getattr(permission, "message", None))
                         return _error(exc, {"WWW-Authenticate": header})
-                for throttle_class in cls.throttle_classes:
-                    throttle = throttle_class()
-                    if not throttle.allow_request(request, endpoint):
-                        wait = throttle.wait()
-                        headers = {"Retry-After": str(int(wait))} if wait else None
-                        return _error(Throttled(wait), headers)
+                if (wait := admission.throttle_wait(request, cls.throttle_classes)) is not None:
+                    headers = {"Retry-After": str(int(wait))} if wait else None
+                    return _error(Throttled(wait or None), headers)
                 return handler(request, **kwargs)
             except AuthenticationFailed as exc:
                 header = authenticators[0].authenticate_header(request)
@@ -193,18 +189,7 @@ class VoterTokenEndpoint(VotingEndpoint):
     @staticmethod
     def voter(request: HttpRequest, slug: str) -> store.VoterToken:
         auth: VoterAuth = request.auth  # type: ignore[attr-defined]
-        return store.VoterToken(auth.token, slug)
-
-
-def _refuse(e: store.VoteRejected, slug: str) -> JsonResponse:
-    """The voter's refusals as the API's errors (401 with its header, 403 or 404)."""
-    if e.reason == "wrong_study":
-        if Study.objects.filter(slug=slug).exists():
-            raise PermissionDenied(e.detail)
-        raise NotFound("No such study.")
-    if e.reason == "unknown_voter":
-        raise AuthenticationFailed(e.detail)
-    return JsonResponse({"detail": e.detail}, status=e.status_code)
+        return admission.token_voter(auth.token, slug)
 
 
 class CreateVoter(VotingEndpoint):
@@ -227,7 +212,7 @@ class CreateVoter(VotingEndpoint):
             if participant
             else identity.Identity()
         )
-        address = VotingThrottle().get_ident(request)
+        address = admission.client_address(request)
         voter, created = identity.get_or_create_voter(study, who, address=address)
         return JsonResponse({"token": voter.token}, status=201 if created else 200)
 
@@ -246,7 +231,7 @@ class NextComparison(VoterTokenEndpoint):
         try:
             a = store.next_assignment(self.voter(request, slug))
         except store.VoteRejected as e:
-            return _refuse(e, slug)
+            return admission.refusal(e, request, slug, admission.Channel.API)
         return JsonResponse(a.as_dict())
 
 
@@ -278,5 +263,5 @@ class Votes(VoterTokenEndpoint):
                 voter, data["comparison_id"], data["choice"], data.get("response_ms")
             )
         except store.VoteRejected as e:
-            return _refuse(e, slug)
+            return admission.refusal(e, request, slug, admission.Channel.API)
         return JsonResponse(a.as_dict(), status=201 if created else 200)

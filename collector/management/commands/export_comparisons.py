@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from collector.exports import registry
 from collector.management.commands._common import get_study, write_lines
-from collector.staff import target_exports
 
 
 class Command(BaseCommand):
@@ -19,7 +19,7 @@ class Command(BaseCommand):
     def handle(self, *args, slug: str, out: str, **options):
         study = get_study(slug)
         try:
-            lines = target_exports.comparisons_csv(study)
-        except target_exports.NotATargetStudy as exc:
+            lines = registry.get("comparisons.csv").lines(study)
+        except registry.Refused as exc:
             raise CommandError(str(exc)) from None
         write_lines(self, lines, out)

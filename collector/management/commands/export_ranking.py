@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from collector.exports import registry
 from collector.management.commands._common import get_study, write_lines
-from collector.staff import exports
-from collector.studies import lifecycle
 
 
 class Command(BaseCommand):
@@ -27,8 +26,7 @@ class Command(BaseCommand):
     def handle(self, *args, slug: str, out: str, format: str, **options):
         study = get_study(slug)
         try:
-            write = exports.ranking_jsonl if format == "jsonl" else exports.ranking_csv
-            lines = write(study)
-        except lifecycle.NotFinished as exc:
+            lines = registry.get(f"ranking.{format}").lines(study)
+        except registry.Refused as exc:
             raise CommandError(str(exc)) from None
         write_lines(self, lines, out)
