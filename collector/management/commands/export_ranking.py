@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.management.commands._common import get_study, write_lines
+from collector.management.commands._common import add_as_argument, get_study, write_lines
 from collector.staff import exports
 from collector.studies import lifecycle
 
@@ -15,6 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        add_as_argument(parser)
         parser.add_argument("--out", required=True, help="file path, or - for stdout")
         parser.add_argument(
             "--format",
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, out: str, format: str, **options):
-        study = get_study(slug)
+        study = get_study(slug, options["as_user"])
         try:
             write = exports.ranking_jsonl if format == "jsonl" else exports.ranking_csv
             lines = write(study)
