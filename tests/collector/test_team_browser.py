@@ -52,6 +52,7 @@ def test_an_owner_adds_an_editor_and_a_viewer_and_each_does_their_share(
     page = context.new_page()
     page.goto(f"{base}/staff/")
     expect(page.locator('tr[data-study="shared"] .role')).to_have_text("editor")
+    shot(page, "study-list-editor")
     page.get_by_role("link", name="Shared study").click()
     expect(page.get_by_role("link", name="Delete…")).to_have_count(0)
     page.get_by_role("button", name="Pause").click()
