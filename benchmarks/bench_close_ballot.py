@@ -1,6 +1,6 @@
 """Benchmark: close a ballot of 100,000 items with M = 20 (1,000,000 answered comparisons).
 
-Measures the close job (``lifecycle.close_ballot``: load the votes, score through ``ranking``,
+Measures the close job (``lifecycle.finish_close``: load the votes, score through ``ranking``,
 store 100,000 scores, generate and store ballot 2's 50,000 items and 500,000 comparisons) in a
 fresh child process, so the peak memory reported is the job's own. Needs PostgreSQL::
 
@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from benchmarks.simulated_ballots import close_only  # noqa: E402
+from ranking.designs import default_design  # noqa: E402
 
 
 def _django():
@@ -82,7 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--m", type=int, default=20)
-    parser.add_argument("--design", default="adaptive", help="a registered design")
+    parser.add_argument("--design", default=default_design(), help="a registered design")
     parser.add_argument("--close-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):

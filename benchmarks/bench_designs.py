@@ -35,7 +35,7 @@ from ranking import (  # noqa: E402
 )
 from ranking.crowd import similarity_for  # noqa: E402
 from ranking.evaluation import pair_counts  # noqa: E402
-from ranking.simulation import simulate_study_votes, smallest_m  # noqa: E402
+from ranking.simulation import SimulationSettings, simulate_study_votes, smallest_m  # noqa: E402
 
 DISTRIBUTIONS = ("exponential", "power_law", "embedding")
 CROWDS = {
@@ -50,8 +50,9 @@ def table(sims: int, seed: int, jobs: int) -> list[dict[str, Any]]:
         for estimator in ("rescaled_borda", "bradley_terry"):
             for dist in DISTRIBUTIONS:
                 summary = run_simulations(
-                    similarity_for(dist, 990), designs=["adaptive", "swiss"], sims=sims,
-                    seed=seed, estimator=estimator, crowd=crowd, jobs=jobs,
+                    similarity_for(dist, 990),
+                    SimulationSettings(estimator=estimator, crowd=crowd),
+                    designs=["adaptive", "swiss"], sims=sims, seed=seed, jobs=jobs,
                 )  # fmt: skip
                 row: dict[str, Any] = {"crowd": crowd_name, "estimator": estimator, "dist": dist}
                 for design in ("adaptive", "swiss"):
@@ -144,8 +145,8 @@ def small(sims: int, seed: int) -> dict[str, Any]:
                 break
             n_b += 1
         summary = run_simulations(
-            z, designs=["adaptive", "swiss", "uniform", "round_robin"], sims=sims, seed=seed,
-            n_ballots=n_b,
+            z, SimulationSettings(n_ballots=n_b),
+            designs=["adaptive", "swiss", "uniform", "round_robin"], sims=sims, seed=seed,
         )  # fmt: skip
         out[n] = {d: summary.mean_se(d) for d in summary.values}
         print(

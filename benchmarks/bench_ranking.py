@@ -22,9 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ranking import table2, weighted_kendall  # noqa: E402 - the path line above makes the checkout importable
 from ranking.crowd import similarity_for  # noqa: E402
-from ranking.designs import ballot_pairs  # noqa: E402 - the path line above makes the checkout importable
-from ranking.protocol import bradley_terry  # noqa: E402 - the path line above makes the checkout importable
-from ranking.simulation import run_simulations  # noqa: E402
+from ranking.protocol import (
+    ballot_pairs,  # noqa: E402 - the path line above makes the checkout importable
+    bradley_terry,  # noqa: E402 - the path line above makes the checkout importable
+)
+from ranking.simulation import SimulationSettings, run_simulations  # noqa: E402
 
 DEFAULT_CSV = str(
     Path(__file__).resolve().parent.parent / "ranking" / "data" / "underlying_sim_samearea.csv"
@@ -92,7 +94,7 @@ def main() -> int:
     print(f"table2, both variants, --jobs 2:     {wall_total:5.2f} s wall")
 
     z = similarity_for("exponential", 990)
-    seconds = best_of(1, run_simulations, z, sims=10, estimator="bradley_terry")
+    seconds = best_of(1, run_simulations, z, SimulationSettings(estimator="bradley_terry"), sims=10)
     print(f"bradley_terry estimator, exponential, 10 sims:          {seconds:6.2f} s")
 
     rng = np.random.default_rng(0)

@@ -40,7 +40,7 @@ def build(n_items: int) -> int:
 
     for study_id in Study.objects.filter(name=NAME).values_list("id", flat=True):
         lifecycle.delete_study(study_id)
-    jobs.send_close_ballot = lambda ballot_id: None  # closes run below, in this process
+    jobs.send_finish_close = lambda ballot_id: None  # closes run below, in this process
     n_tokens = int(np.ceil((1 + np.sqrt(1 + 8 * n_items)) / 2))
     areas = importing.parse_tokens(
         "".join(f"Bench,token {i}\n" for i in range(n_tokens)), max_bytes=10**8
@@ -75,7 +75,7 @@ def build(n_items: int) -> int:
             ballot, voter_ids, rng,
             voter_of=lambda n: voter_ids[rng.integers(0, 100, n)], more_columns=when,
         )  # fmt: skip
-        result = lifecycle.close_ballot(ballot.pk)
+        result = lifecycle.finish_close(ballot.pk)
         print(f"ballot {number}: {n_votes:,} votes, {time.perf_counter() - t0:.1f} s: {result}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

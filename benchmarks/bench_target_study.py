@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from benchmarks.simulated_ballots import close_only, peak_mb  # noqa: E402
+from ranking.designs import default_design  # noqa: E402
 
 
 def _django() -> None:
@@ -125,7 +126,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=1000)
     parser.add_argument("--m", type=int, default=20)
     parser.add_argument("--ballots", type=int, default=7)
-    parser.add_argument("--design", default="adaptive")
+    parser.add_argument("--design", default=default_design())
     parser.add_argument("--resamples", type=int, default=200)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--close-only", type=int, help=argparse.SUPPRESS)

@@ -83,7 +83,7 @@ def _backend_peak_mb(pid: int) -> int | None:
 
 
 def close_only(ballot_id: int) -> None:
-    """Close ballot ``ballot_id`` (``lifecycle.close_ballot``) and print one JSON line: its
+    """Close ballot ``ballot_id`` (``lifecycle.finish_close``) and print one JSON line: its
     ``seconds``, this process's ``peak_rss_mb``, the PostgreSQL backend's
     ``postgres_backend_peak_rss_mb`` and the close's ``result``. Run it in a fresh child process
     (the benchmarks' ``--close-only``), so that the peak is the close's own."""
@@ -95,7 +95,7 @@ def close_only(ballot_id: int) -> None:
         cursor.execute("SELECT pg_backend_pid()")
         (backend,) = cursor.fetchone()
     start = time.perf_counter()
-    result = lifecycle.close_ballot(ballot_id)
+    result = lifecycle.finish_close(ballot_id)
     elapsed = time.perf_counter() - start
     report = {
         "seconds": round(elapsed, 2),

@@ -11,31 +11,33 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
-CLOSE_BALLOT = "collector.tasks.close_ballot"
+FINISH_CLOSE_JOB = "collector.tasks.finish_close_job"
 REFIT_POOLED = "collector.tasks.refit_pooled"
 EVALUATE_MODEL = "collector.tasks.evaluate_model"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
 
-def close_ballot_after_commit(ballot_id: int) -> None:
-    """Send the close of ``ballot_id`` once the current transaction commits."""
-    transaction.on_commit(lambda: send_close_ballot(ballot_id))
+def finish_close_after_commit(ballot_id: int) -> None:
+    """Send the finishing of ``ballot_id``'s close (the task ``finish_close_job``) once the
+    current transaction commits."""
+    transaction.on_commit(lambda: send_finish_close(ballot_id))
 
 
-def send_close_ballot(ballot_id: int) -> None:
-    """Send the close of ``ballot_id`` now; with no broker (the demo), run it in this process.
+def send_finish_close(ballot_id: int) -> None:
+    """Send the finishing of ``ballot_id``'s close now; with no broker (the demo), run it in
+    this process.
 
     A broker that is down is logged, not raised: the vote is stored and the ballot stays
     ``closing``, and the sweep resends the close after ``STUCK_CLOSING_SECONDS``.
     """
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        current_app.tasks[CLOSE_BALLOT].apply(args=(ballot_id,))
+        current_app.tasks[FINISH_CLOSE_JOB].apply(args=(ballot_id,))
         return
     try:
         # No result: subscribing to it retries a dead Redis for ~20 s (and nothing reads it).
         current_app.send_task(
-            CLOSE_BALLOT, (ballot_id,), retry=True, retry_policy=_SEND_RETRY, ignore_result=True
+            FINISH_CLOSE_JOB, (ballot_id,), retry=True, retry_policy=_SEND_RETRY, ignore_result=True
         )
     except Exception:
         log.exception("cannot enqueue the close of ballot %s; the sweep will resend it", ballot_id)

@@ -23,9 +23,10 @@ from collector.studies import lifecycle, pooled_fit
     retry_backoff_max=60,
     max_retries=5,
 )
-def close_ballot(ballot_id: int) -> str:
-    """Close a ballot that is ``closing``: store its scores, then the next ballot or the ranking."""
-    return lifecycle.close_ballot(ballot_id)
+def finish_close_job(ballot_id: int) -> str:
+    """Finish the close of a ballot that is ``closing`` in the background
+    (:func:`lifecycle.finish_close`: its scores, then the next ballot or the ranking)."""
+    return lifecycle.finish_close(ballot_id)
 
 
 @shared_task

@@ -14,6 +14,7 @@ from pathlib import Path
 import environ
 
 from config import embedded_postgres
+from ranking.designs import BUILT_IN_DESIGNS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -182,6 +183,10 @@ EVALUATION_RESAMPLES = env.int("EVALUATION_RESAMPLES", default=1000)
 # At most this many evaluations of one study queued or running at once (more are refused).
 EVALUATION_MAX_QUEUED = env.int("EVALUATION_MAX_QUEUED", default=5)
 EVALUATION_RESAMPLES_LARGE = env.int("EVALUATION_RESAMPLES_LARGE", default=200)
+# The study designs offered (ranking.designs): dotted paths of Design classes, comma-separated in
+# the environment, the first the default. The command lines (python -m ranking.simulate ...)
+# read the same environment variable.
+RANKING_DESIGNS = env.list("RANKING_DESIGNS", default=list(BUILT_IN_DESIGNS))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 
@@ -199,11 +204,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # go to "closes", evaluations and pooled refits (long jobs) to "evaluations". Deployments run a
 # worker for each (docker-compose.yml: worker and evaluator); one worker may consume both
 # (-Q closes,evaluations) where closes can wait, as in tests of a single close.
-CELERY_QUEUE_CLOSES = "closes"
-CELERY_QUEUE_EVALUATIONS = "evaluations"
+# CELERY_QUEUE_PREFIX (none by default) names both queues apart from those of other runs on
+# the same broker database: each test run takes its own, from its test database's name
+# (tests/conftest.py), so that its workers never take another run's tasks.
+CELERY_QUEUE_PREFIX = env.str("CELERY_QUEUE_PREFIX", default="")
+CELERY_QUEUE_CLOSES = CELERY_QUEUE_PREFIX + "closes"
+CELERY_QUEUE_EVALUATIONS = CELERY_QUEUE_PREFIX + "evaluations"
 CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_EVALUATIONS
 CELERY_TASK_ROUTES = {
-    "collector.tasks.close_ballot": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.finish_close_job": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},

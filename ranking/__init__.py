@@ -3,9 +3,10 @@
 The library is grouped by concern; this page exports what a study needs most:
 
 - :mod:`ranking.protocol`: ballot sizes and budget (Eqs. 2-4, 10), Borda scores, rescaling and
-  running means (Eqs. 1, 5, 6), closing a ballot, the pooled Bradley-Terry fit;
+  running means (Eqs. 1, 5, 6), scoring a ballot, the paper's selection, the pooled
+  Bradley-Terry fit, the pair helpers and the design advice of a target study's plan;
 - :mod:`ranking.designs`: how ballots are sized and paired (adaptive, uniform, swiss,
-  round_robin), one module per design, and their registry;
+  round_robin), one module per design, and their registry (the ``RANKING_DESIGNS`` setting);
 - :mod:`ranking.ballots`: the one ballot driver and the rescoring of a study's votes;
 - :mod:`ranking.crowd`: the simulated voters of Section 4.1, crowd files and the fit of the voter
   model to a study's votes;
@@ -20,7 +21,7 @@ No Django import anywhere in this package.
 
 from .ballots import BallotDriver, StudyVotes, rescore
 from .crowd import CrowdModel, SimulatedCrowd, fit_crowd
-from .designs import DESIGNS, Design, get_design, register_design
+from .designs import DESIGNS, Design, default_design, get_design, use_designs
 from .evaluation import evaluate as evaluate_models
 from .evaluation import weighted_kendall, weighted_spearman
 from .files import GoldStandard, InputFileError, load_word_vectors, read_gold, read_votes
@@ -30,13 +31,21 @@ from .protocol import (
     StudyState,
     ballot_sizes,
     bradley_terry,
-    close_ballot,
     final_ranking,
     plan_study,
+    score_ballot,
 )
-from .simulation import predict_study, run_simulations, simulate_study, table2
+from .protocol.advice import Advice, advise_design
+from .simulation import (
+    SimulationSettings,
+    predict_study,
+    run_simulations,
+    simulate_study,
+    table2,
+)
 
 __all__ = [
+    "Advice",
     "DESIGNS",
     "ESTIMATORS",
     "BallotDriver",
@@ -45,12 +54,14 @@ __all__ = [
     "GoldStandard",
     "InputFileError",
     "SimulatedCrowd",
+    "SimulationSettings",
     "StudyPlan",
     "StudyState",
     "StudyVotes",
+    "advise_design",
     "ballot_sizes",
     "bradley_terry",
-    "close_ballot",
+    "default_design",
     "evaluate_models",
     "final_ranking",
     "fit_crowd",
@@ -60,11 +71,12 @@ __all__ = [
     "predict_study",
     "read_gold",
     "read_votes",
-    "register_design",
     "rescore",
     "run_simulations",
+    "score_ballot",
     "simulate_study",
     "table2",
+    "use_designs",
     "weighted_kendall",
     "weighted_spearman",
 ]

@@ -38,10 +38,12 @@ import numpy as np
 from .crowd.model import CrowdModel
 from .designs import DESIGNS, Design, get_design, given_options, registered_options
 from .protocol.closing import ESTIMATORS
+from .simulation.calibrate_command import add_calibrate_parser, format_calibration, run_calibrate
 from .simulation.prediction import prediction_similarities
 from .simulation.studies import (
     METRICS,
     TABLE2_DESIGNS,
+    SimulationSettings,
     SimulationSummary,
     run_simulations,
     target_similarities,
@@ -91,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--estimator", choices=ESTIMATORS, default="rescaled_borda")
         sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
         sub.add_argument("--jobs", type=int, default=1, help="worker processes (same result)")
+
+    add_calibrate_parser(commands)
 
     fit = commands.add_parser("fit", help="fit the voter model to a study's votes")
     fit.add_argument("--votes", required=True, help="the study's votes export (votes.csv)")
@@ -220,23 +224,21 @@ def _simulate(
         z = prediction_similarities(crowd, args.items, dist, args.variant)
     designs = _designs(args, names)
     labels = [design.name for design in designs]
+    chosen = SimulationSettings(
+        m=args.m,
+        alpha=args.alpha,
+        n_ballots=args.ballots,
+        n_voters=args.voters,
+        variant=args.variant,
+        estimator=args.estimator,
+        crowd=crowd,
+        groups=groups,
+    )
     with _progress(args.sims, show_progress) as update:
         summary = run_simulations(
-            z,
-            designs=designs,
-            sims=args.sims,
-            seed=args.seed,
-            m=args.m,
-            alpha=args.alpha,
-            n_ballots=args.ballots,
-            n_voters=args.voters,
-            variant=args.variant,
-            estimator=args.estimator,
-            jobs=args.jobs,
+            z, chosen, designs=designs, sims=args.sims, seed=args.seed, jobs=args.jobs,
             progress=update,
-            crowd=crowd,
-            groups=groups,
-        )
+        )  # fmt: skip
     settings = {
         "variant": args.variant,
         "estimator": args.estimator,
@@ -245,10 +247,10 @@ def _simulate(
         "items": int(z.size),
         "targets": args.targets,
         "candidates": args.candidates,
-        "m": args.m,
-        "alpha": args.alpha,
-        "ballots": args.ballots,
-        "voters": args.voters,
+        "m": chosen.m,
+        "alpha": chosen.alpha,
+        "ballots": chosen.n_ballots,
+        "voters": chosen.n_voters,
         "sims": args.sims,
         "seed": args.seed,
         "designs": {design.name: design.options for design in designs},
@@ -368,6 +370,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{fitted['sigma_range'][1]:.3f}], eps ~ U[{fitted['eps_range'][0]:.4f}, "
                 f"{fitted['eps_range'][1]:.4f}]; written to {fitted['out']}"
             )
+        return 0
+    if args.command == "calibrate":
+        try:
+            calibration = run_calibrate(args)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        print(json.dumps(calibration) if args.json else format_calibration(calibration))
         return 0
     try:
         if args.command == "run":

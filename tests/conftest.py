@@ -1,5 +1,6 @@
-"""Shared fixtures: the real-stack check, a real Celery worker on the test database, and PgBouncer
-in front of it (tests/pgbouncer.py).
+"""Shared fixtures: the real-stack check, a real Celery worker on the test database, this run's
+own Celery queues, a wait for the closes a test sent, and PgBouncer in front of the test
+database (tests/pgbouncer.py).
 
 With ``REQUIRE_REAL_STACK=1`` (set by ``bin/test`` and CI) the suite refuses to run on anything
 but PostgreSQL with a Redis broker that answers: a missing service fails loudly, never skips.
@@ -17,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from celery.signals import before_task_publish
 from django.conf import settings
 from django.core.servers.basehttp import WSGIServer
 from hypothesis import settings as hypothesis_settings
@@ -33,9 +35,48 @@ hypothesis_settings.load_profile("seeded")
 # Django's live server listens with a backlog of 10: fifty voters connecting at once (the
 # concurrency tests) would see resets on a loaded machine, as no real server would allow.
 WSGIServer.request_queue_size = 128
+
+
+def _own_queues() -> str:
+    """Give this run Celery queues of its own, named after its test database: two runs on one
+    machine (CI beside a developer, two checkouts) share the broker's Redis database, and a
+    worker of one would otherwise take the other's closes (rows it cannot see) or purge its
+    queue. The prefix reaches every process the tests start (``CELERY_QUEUE_PREFIX``) and this
+    one, whose settings were read before this file. Returns the prefix."""
+    prefix = f"{settings.DATABASES['default']['TEST']['NAME']}."
+    os.environ["CELERY_QUEUE_PREFIX"] = prefix
+    old = settings.CELERY_QUEUE_PREFIX
+    if old != prefix:
+
+        def renamed(queue: str) -> str:
+            return prefix + queue.removeprefix(old)
+
+        settings.CELERY_QUEUE_PREFIX = prefix
+        settings.CELERY_QUEUE_CLOSES = renamed(settings.CELERY_QUEUE_CLOSES)
+        settings.CELERY_QUEUE_EVALUATIONS = renamed(settings.CELERY_QUEUE_EVALUATIONS)
+        settings.CELERY_TASK_DEFAULT_QUEUE = renamed(settings.CELERY_TASK_DEFAULT_QUEUE)
+        settings.CELERY_TASK_ROUTES = {
+            task: {**route, "queue": renamed(route["queue"])}
+            for task, route in settings.CELERY_TASK_ROUTES.items()
+        }
+        from config.celery import app
+
+        app.conf.update(
+            task_default_queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+            task_routes=settings.CELERY_TASK_ROUTES,
+        )
+        app.amqp.flush_routes()
+    return prefix
+
+
+QUEUE_PREFIX = _own_queues()
 # One worker per queue, as deployed (docker-compose.yml): ballot closes never wait behind an
 # evaluation (config/settings.py, CELERY_TASK_ROUTES).
 WORKER_QUEUES = (settings.CELERY_QUEUE_CLOSES, settings.CELERY_QUEUE_EVALUATIONS)
+# The closes worker of this session while it runs, and the ballots whose close this process sent
+# during the current test (:func:`closes_sent_are_finished`).
+_closes_worker: list[subprocess.Popen] = []
+_closes_sent: set[int] = set()
 
 
 def _real_stack_required() -> bool:
@@ -89,10 +130,41 @@ def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subproce
     committed and visible to the worker.
     """
     proc = _start_worker(settings.CELERY_QUEUE_CLOSES)
+    _closes_worker.append(proc)
     try:
         yield proc
     finally:
+        _closes_worker.remove(proc)
         _stop_worker(proc)
+
+
+@before_task_publish.connect
+def _note_a_close(sender: str | None = None, body=None, **_) -> None:
+    if sender == "collector.tasks.close_ballot":
+        args = body[0] if isinstance(body, tuple | list) else (body or {}).get("args", ())
+        _closes_sent.add(int(args[0]))
+
+
+@pytest.fixture(autouse=True)
+def closes_sent_are_finished(request, django_db_blocker) -> Iterator[None]:
+    """A test that sent a ballot's close (a vote, an early close) while the closes worker runs
+    waits at its end until the worker has finished it: the close must not race the removal of
+    the test's rows (a deadlock with the flush of a transactional test)."""
+    _closes_sent.clear()
+    yield
+    sent, worker = set(_closes_sent), next(iter(_closes_worker), None)
+    _closes_sent.clear()
+    if not sent or worker is None or worker.poll() is not None:
+        return  # no worker takes it: the next worker empties the queue when it starts
+    from collector.models import Ballot
+
+    closing = Ballot.objects.filter(id__in=sent, status=Ballot.Status.CLOSING)
+    deadline = time.monotonic() + 120
+    with django_db_blocker.unblock():
+        while closing.exists():
+            if time.monotonic() > deadline:
+                pytest.fail(f"the closes of ballots {sorted(sent)} did not end in 120 s")
+            time.sleep(0.1)
 
 
 @pytest.fixture

@@ -9,29 +9,23 @@ field.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
+
+from django.test import override_settings
 
 from collector.models import AttentionCheck, Ballot, Study, Voter
 from collector.studies import attention_checks, creating, importing, lifecycle
 from collector.voting import store
-from ranking.designs import (
-    AdaptiveSchedule,
-    Design,
-    ballot_pairs,
-    register_design,
-    swiss_pairs,
-    unregister_design,
-)
+from ranking.designs import BUILT_IN_DESIGNS
 
 __all__ = [
     "CHECKS",
     "DEFAULTS",
-    "Ladder",
+    "LADDER",
     "add_checks",
     "answer",
-    "ladder_registered",
+    "ladder_enabled",
     "make_study",
     "targets_csv",
     "tokens_csv",
@@ -149,28 +143,14 @@ def add_checks(
     return attention_checks.add_checks(study, CHECKS[:n])
 
 
-class Ladder(AdaptiveSchedule, Design):
-    """A design added by one module, as a plug-in would be: after a random first ballot every
-    member meets its neighbours in the current order (a ladder)."""
-
-    name = "ladder"
-    title = "Ladder (test)"
-    summary = "Neighbours in the current order meet."
-
-    def pairs(self, ballot, members, score, m, rng):
-        if ballot == 1:
-            return ballot_pairs(members, m, rng)
-        return swiss_pairs(members, score, m, rng, window=1, cap=m)
+# The test design kept outside the package (tests/ladder_design.py), by its dotted path.
+LADDER = "tests.ladder_design.Ladder"
 
 
-@contextmanager
-def ladder_registered() -> Iterator[type[Design]]:
-    """:class:`Ladder` registered for the duration (removed again after)."""
-    register_design(Ladder)
-    try:
-        yield Ladder
-    finally:
-        unregister_design(Ladder.name)
+def ladder_enabled() -> override_settings:
+    """The ``RANKING_DESIGNS`` setting naming the built-in designs and :data:`LADDER` (a
+    decorator or context manager); the configured designs come back after."""
+    return override_settings(RANKING_DESIGNS=[*BUILT_IN_DESIGNS, LADDER])
 
 
 def answer(

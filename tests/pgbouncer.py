@@ -29,7 +29,7 @@ POOL_SIZE = 3  # small on purpose: clients outnumber server connections
 def pgbouncer(django_db_setup: None, django_db_blocker) -> Iterator[PgBouncer]:
     """pgbouncer in transaction pooling before the test database's server, for the session."""
     if find_pgbouncer() is None:
-        message = "pgbouncer is not installed: apt-get install pgbouncer (.ci/run installs it)"
+        message = "pgbouncer is not installed: bin/install-test-deps installs it"
         if os.environ.get("REQUIRE_REAL_STACK") == "1":
             pytest.fail(f"REQUIRE_REAL_STACK=1 but {message}")
         pytest.skip(message)

@@ -20,7 +20,7 @@ def creators_become_owners(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("collector", "0014_evaluation_upload_in_the_background"),
+        ("collector", "0016_design_default_from_registry"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -12,6 +12,7 @@ from collector.models import (
     new_pseudonym,
     new_voter_token,
 )
+from ranking.designs import default_design
 
 
 def _code(help_text: str = "") -> models.CharField:
@@ -36,8 +37,9 @@ class Study(models.Model):
     n_ballots = models.PositiveSmallIntegerField()
     alpha = models.FloatField()
     m = models.PositiveIntegerField(help_text="Comparisons per item in each ballot (M).")
-    # A design registered in ranking.designs (which owns the names) and its options.
-    design = models.CharField(max_length=16, default="adaptive")
+    # A design registered in ranking.designs (which owns the names; the RANKING_DESIGNS setting
+    # lists them, the first the default) and its options.
+    design = models.CharField(max_length=16, default=default_design)
     design_options = models.JSONField(default=dict, blank=True)
     # A target study: items are (target, candidate) pairs, an area per target (its first token
     # the target), and each target's candidates are ranked on their own.

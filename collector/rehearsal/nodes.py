@@ -54,7 +54,7 @@ def find_haproxy() -> str:
     if exe is None:
         raise HAProxyMissing(
             f"haproxy is not installed (no {DEBIAN_HAPROXY}, none on PATH): apt-get install "
-            "haproxy (.ci/run installs it)"
+            "haproxy (bin/install-test-deps installs it)"
         )
     return exe
 

@@ -33,7 +33,7 @@ from collector.models import Study, Vote, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import bulk_sql
 from collector.studies.designs import Purpose, study_design, study_groups, study_rng
-from ranking.designs import DEFAULT_DESIGN, DESIGNS, PAPER_DESIGN, Design, get_design
+from ranking.designs import DESIGNS, PAPER_DESIGN, Design, default_design, get_design
 from ranking.simulation import design_costs
 
 MAX_VOTES = 50_000  # votes a fit reads at most (a seeded sample beyond)
@@ -114,7 +114,7 @@ def predict(
             "python -m ranking.simulate compare --crowd crowd.json"
         }
     model = ranking.CrowdModel.from_dict(crowd["model"])
-    chosen = design or get_design(DEFAULT_DESIGN)
+    chosen = design or get_design(default_design())
     designs = [chosen, *(get_design(name) for name in DESIGNS if name != chosen.name)]
     common: dict[str, Any] = {
         "alpha": alpha, "n_ballots": n_ballots, "n_voters": PREDICTION_VOTERS, "seed": seed,

@@ -20,8 +20,8 @@ from collector.evaluation import submitting
 from collector.models import Evaluation, Study
 from collector.staff.study_forms import TEXT_FIELDSETS, StudyTextsFields
 from collector.studies import creating, importing, lifecycle, questions
-from collector.studies.designs import design_choices
-from ranking.designs import DEFAULT_DESIGN, given_options, registered_options
+from collector.studies.designs import design_choices, design_help
+from ranking.designs import default_design, given_options, registered_options
 
 MAX_PER_VOTER_CAP = 1_000_000
 MAX_LEASE_SECONDS = 24 * 3600
@@ -44,13 +44,6 @@ M_HELP = (
     "ballot have been compared M_top = n_b * M times: the paper's guidance is M_top of about "
     "100 or more for a precise top (n_b = 7: M of 15 or more). The number of comparisons, and "
     "so the cost, grows in proportion to M; the plan shows both."
-)
-DESIGN_HELP = (
-    "How each ballot's pairs are chosen. The paper's adaptive design pairs items at random; "
-    "Swiss pairs items of nearby score after a random first ballot and, in simulation, ranks "
-    "the top markedly better for the same budget (close pairs then come back more often, never "
-    "twice to one voter); uniform and round robin run one ballot. The preview with a crowd "
-    "compares them."
 )
 CAP_HELP = (
     "The most comparisons one voter may answer in one ballot. Lower spreads each ballot over "
@@ -95,9 +88,7 @@ class StudyForm(StudyTextsFields):
     n_ballots = forms.IntegerField(label="Ballots (n_b)", initial=7, help_text=N_B_HELP)
     alpha = forms.FloatField(label="Kept fraction (alpha)", initial=0.5, help_text=ALPHA_HELP)
     m = forms.IntegerField(label="Comparisons per item (M)", initial=20, help_text=M_HELP)
-    design = forms.ChoiceField(
-        choices=design_choices, initial=DEFAULT_DESIGN, help_text=DESIGN_HELP
-    )
+    design = forms.ChoiceField(choices=design_choices, initial=default_design)
     estimator = forms.ChoiceField(
         choices=Study.Estimator.choices, initial=Study.Estimator.RESCALED_BORDA
     )
@@ -153,6 +144,8 @@ class StudyForm(StudyTextsFields):
         field = self.fields["crowd_of"]
         assert isinstance(field, forms.ChoiceField)
         field.choices = [("", "none"), *crowds]
+        # Each registered design's own summary (the RANKING_DESIGNS setting lists them).
+        self.fields["design"].help_text = design_help()
         # Every registered design's options (Swiss's window and cap...), after the design.
         options = registered_options()
         for name, (parameter, designs) in options.items():

@@ -1,7 +1,8 @@
 """Creating a study: validating its parameters against the plan, storing its areas, tokens and
-items in bulk, and storing a ballot with the comparisons the study's ballot driver made (the
-design's pairs; Eq. 2 and footnote 6). The lifecycle (:mod:`collector.studies.lifecycle`)
-stores each next ballot with :func:`store_ballot`.
+items in bulk, and ballot 1 with the comparisons the study's ballot driver made (the design's
+pairs; Eq. 2 and footnote 6), stored as the lifecycle stores every next ballot
+(:func:`collector.studies.lifecycle.store_ballot`). Bad parameters raise
+:class:`collector.studies.lifecycle.LifecycleError`.
 """
 
 from __future__ import annotations
@@ -13,30 +14,24 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.utils import timezone
 from django.utils.text import slugify
 
 from collector.models import (
     Area,
-    Ballot,
-    Comparison,
     Item,
-    ItemScore,
     Study,
     StudyMember,
     Token,
 )
 from collector.studies import bulk_sql, importing, questions
 from collector.studies.designs import Purpose, design_error, driver, study_groups, study_rng
+from collector.studies.lifecycle import LifecycleError, store_ballot
 from ranking.ballots import BallotDriver
-from ranking.designs import advise_design
+from ranking.designs import default_design
 from ranking.protocol import StudyPlan, alpha_lower_bound, plan_study
+from ranking.protocol.advice import advise_design
 
 log = logging.getLogger(__name__)
-
-
-class LifecycleError(Exception):
-    """A requested study or transition is not allowed (the message is user-facing)."""
 
 
 # --- setting a study up ---------------------------------------------------------------------
@@ -148,7 +143,7 @@ def plan(
     n_ballots: int,
     alpha: float,
     m: int,
-    design: str = "adaptive",
+    design: str | None = None,
     design_options: dict[str, Any] | None = None,
     *,
     groups: np.ndarray | None = None,
@@ -156,9 +151,11 @@ def plan(
 ) -> Plan:
     """Validate the parameters and return the plan (driver, budget and warnings).
 
-    ``groups``: a target study's target of every item (each target is planned on its own);
-    ``seed``: the study's, for the driver's streams.
+    ``design``: a registered design's name (None: the registry's default); ``groups``: a target
+    study's target of every item (each target is planned on its own); ``seed``: the study's,
+    for the driver's streams.
     """
+    design = design or default_design()
     errors = list(parameter_errors(n_ballots, alpha, m, design, design_options).values())
     if n_items < 2:
         errors.append(f"a study needs at least two items, got {n_items}")
@@ -314,7 +311,7 @@ def create_study(
     n_ballots: int,
     alpha: float,
     m: int,
-    design: str = "adaptive",
+    design: str | None = None,
     design_options: dict[str, Any] | None = None,
     estimator: str = Study.Estimator.RESCALED_BORDA,
     seed: int = 0,
@@ -328,8 +325,9 @@ def create_study(
     per_voter_cap, lease_seconds, auto_open, the codes, redirect_url, licence, contact, language,
     ...); a target study's question is a template with ``{target}``
     (:mod:`collector.studies.questions`). Raises :class:`LifecycleError` on bad parameters;
-    nothing is created then.
+    nothing is created then. ``design`` None: the registry's default design.
     """
+    design = design or default_design()
     if estimator not in Study.Estimator.values:
         raise LifecycleError(
             f"estimator must be one of {', '.join(Study.Estimator.values)}, got {estimator!r}"
@@ -436,35 +434,3 @@ def _store_items(study: Study, areas: list[importing.AreaSpec]) -> np.ndarray:
         {"study_id": study.pk},
     )
     return item_ids
-
-
-def store_ballot(
-    study: Study,
-    number: int,
-    members: np.ndarray,
-    pairs: np.ndarray,
-    m: int,
-    item_ids: np.ndarray,
-    *,
-    open_now: bool = False,
-) -> Ballot:
-    """Store ballot ``number``: its members and the driver's comparisons (left = first of the
-    pair, handed out in the pairs' order)."""
-    now = timezone.now()
-    ballot = Ballot.objects.create(
-        study=study, number=number, m=m, n_items=len(members), n_comparisons=len(pairs),
-        status=Ballot.Status.OPEN if open_now else Ballot.Status.PENDING,
-        opened_at=now if open_now else None,
-    )  # fmt: skip
-    bulk_sql.bulk_insert(ItemScore, {"item_id": item_ids[members]}, {"ballot_id": ballot.pk})
-    bulk_sql.bulk_insert(
-        Comparison,
-        {
-            "item_left_id": item_ids[pairs[:, 0]],
-            "item_right_id": item_ids[pairs[:, 1]],
-            "slot": np.arange(len(pairs)),
-        },
-        {"ballot_id": ballot.pk, "status": Comparison.Status.OPEN},
-    )
-    bulk_sql.analyze_after_commit(Comparison)
-    return ballot

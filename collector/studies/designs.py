@@ -22,6 +22,7 @@ __all__ = [
     "Purpose",
     "design_choices",
     "design_error",
+    "design_help",
     "driver",
     "study_design",
     "study_groups",
@@ -37,6 +38,14 @@ def study_rng(study: Study, ballot_number: int, purpose: Purpose) -> np.random.G
 def design_choices() -> list[tuple[str, str]]:
     """``(name, title)`` of every registered design, for forms and the admin."""
     return [(name, design.title) for name, design in DESIGNS.items()]
+
+
+def design_help() -> str:
+    """The new-study form's help on the design: every registered design's own title and
+    summary, in the registry's order."""
+    described = [f"{design.title}: {design.summary}" for design in DESIGNS.values()]
+    ending = "The preview with a crowd compares them."
+    return " ".join(["How each ballot's pairs are chosen.", *described, ending])
 
 
 def design_error(name: str | None, options: Mapping[str, Any] | None) -> str | None:

@@ -3,7 +3,7 @@
 Views, Celery tasks and management commands call these functions; nothing else changes a
 ballot's status. Transitions (docs/architecture.md)::
 
-    pending --open_ballot--> open --(last vote | close_early)--> closing --close_ballot--> closed
+    pending --open_ballot--> open --(last vote | close_early)--> closing --finish_close--> closed
 
 and the study's own switches, each independent of its ballots' states::
 
@@ -12,7 +12,8 @@ and the study's own switches, each independent of its ballots' states::
 
 Each transition is one guarded ``UPDATE ... WHERE status = <expected>`` or runs under the
 ballot's row lock, so a double click, a retried Celery task or two workers racing can never close
-a ballot twice or create two next ballots.
+a ballot twice or create two next ballots. :func:`store_ballot` stores a ballot (ballot 1 when a
+study is created, each next one when a close finishes).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ import ranking
 from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
 from collector.studies import bulk_sql, pooled_fit, questions
-from collector.studies.creating import LifecycleError, store_ballot
 from collector.studies.designs import driver
 from ranking.ballots import BallotDriver
 from ranking.protocol import ranks_within_groups
@@ -42,9 +42,9 @@ __all__ = [
     "LifecycleError",
     "NotFinished",
     "archive_study",
-    "close_ballot",
     "close_early",
     "delete_study",
+    "finish_close",
     "is_archived",
     "items_without_answer",
     "note_vote_recorded",
@@ -52,6 +52,7 @@ __all__ = [
     "pause_study",
     "require_finished",
     "resume_study",
+    "store_ballot",
     "sweep_ballots",
     "takes_voters",
     "unarchive_study",
@@ -60,6 +61,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+class LifecycleError(Exception):
+    """A requested study or transition is not allowed (the message is user-facing)."""
+
 
 # When at most this many comparisons look open, they may all be in flight in concurrent vote
 # transactions (each invisible to the others), so the last-vote check takes the ballot row lock.
@@ -89,7 +95,7 @@ def note_vote_recorded(ballot_id: int, open_left: int) -> None:
         status=Ballot.Status.CLOSING, closing_at=timezone.now()
     )
     if moved:
-        jobs.close_ballot_after_commit(ballot_id)
+        jobs.finish_close_after_commit(ballot_id)
 
 
 class NotFinished(Exception):
@@ -129,7 +135,8 @@ def open_ballot(ballot_id: int) -> Ballot:
 def close_early(ballot_id: int) -> int:
     """Staff close an open ballot now (open -> closing): unanswered comparisons are voided.
 
-    Returns the number of voided comparisons; the close itself runs in the Celery task.
+    Returns the number of voided comparisons; the close itself is finished in the background
+    (:func:`finish_close`, the Celery task ``finish_close_job``).
     """
     status = Ballot.objects.filter(id=ballot_id).values_list("status", flat=True).first()
     if status != Ballot.Status.OPEN:
@@ -142,7 +149,7 @@ def close_early(ballot_id: int) -> int:
             status=Ballot.Status.CLOSING, closing_at=timezone.now()
         )
         if moved:
-            jobs.close_ballot_after_commit(ballot_id)
+            jobs.finish_close_after_commit(ballot_id)
         # else: the last vote closed it meanwhile (and enqueued the close); nothing was left.
     return voided
 
@@ -162,8 +169,9 @@ def _void_open(ballot_id: int) -> int:
     )
 
 
-def close_ballot(ballot_id: int) -> str:
-    """Close a ``closing`` ballot: scores through ``ranking``, then the next ballot or the end.
+def finish_close(ballot_id: int) -> str:
+    """Finish the close of a ``closing`` ballot: its scores through ``ranking``
+    (:meth:`ranking.BallotDriver.close`), stored, then the next ballot or the final ranking.
 
     Idempotent: everything happens in one transaction under the ballot's row lock and only
     while the ballot is ``closing``, so a second run (or a retry after a crash, whose partial
@@ -215,6 +223,38 @@ def close_ballot(ballot_id: int) -> str:
 
 
 _SCORE_FIELDS = ("wins", "ties", "appearances", "x", "y", "ybar", "strength")
+
+
+def store_ballot(
+    study: Study,
+    number: int,
+    members: np.ndarray,
+    pairs: np.ndarray,
+    m: int,
+    item_ids: np.ndarray,
+    *,
+    open_now: bool = False,
+) -> Ballot:
+    """Store ballot ``number``: its members and the driver's comparisons (left = first of the
+    pair, handed out in the pairs' order)."""
+    now = timezone.now()
+    ballot = Ballot.objects.create(
+        study=study, number=number, m=m, n_items=len(members), n_comparisons=len(pairs),
+        status=Ballot.Status.OPEN if open_now else Ballot.Status.PENDING,
+        opened_at=now if open_now else None,
+    )  # fmt: skip
+    bulk_sql.bulk_insert(ItemScore, {"item_id": item_ids[members]}, {"ballot_id": ballot.pk})
+    bulk_sql.bulk_insert(
+        Comparison,
+        {
+            "item_left_id": item_ids[pairs[:, 0]],
+            "item_right_id": item_ids[pairs[:, 1]],
+            "slot": np.arange(len(pairs)),
+        },
+        {"ballot_id": ballot.pk, "status": Comparison.Status.OPEN},
+    )
+    bulk_sql.analyze_after_commit(Comparison)
+    return ballot
 
 
 def _finish(study: Study, ballots: BallotDriver, scores: np.ndarray, item_ids: np.ndarray) -> None:
@@ -279,7 +319,7 @@ def sweep_ballots() -> dict[str, int]:
             if Ballot.objects.filter(id=ballot_id, status=Ballot.Status.OPEN).update(
                 status=Ballot.Status.CLOSING, closing_at=timezone.now()
             ):
-                jobs.close_ballot_after_commit(ballot_id)
+                jobs.finish_close_after_commit(ballot_id)
                 closed += 1
     stuck = list(
         Ballot.objects.filter(status=Ballot.Status.CLOSING, closing_at__lt=stale).values_list(
@@ -287,7 +327,7 @@ def sweep_ballots() -> dict[str, int]:
         )
     )
     for ballot_id in stuck:
-        jobs.send_close_ballot(ballot_id)
+        jobs.send_finish_close(ballot_id)
     return {"closed": closed, "requeued": len(stuck)}
 
 

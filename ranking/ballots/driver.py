@@ -5,8 +5,9 @@ A study is a design (:mod:`ranking.designs`), its parameters (``n_b``, alpha, ``
 estimator and a seed; a target study also has *groups* (one per target), each run as its own
 study in the paper's sense while one ballot holds every group's comparisons. The driver sizes
 every ballot (the design's schedule), makes its pairs (the design), scores it (Eqs. 1, 5, 6 or
-the pooled Bradley-Terry fit, :func:`ranking.close_ballot`) and picks who goes on (the design;
-the paper's selection by default). Every random draw comes from a stream named by the seed,
+the pooled Bradley-Terry fit, :func:`ranking.score_ballot`) and picks who goes on (the design's
+:meth:`~ranking.designs.Design.survivors`, the paper's selection by default: the one selection
+path). Every random draw comes from a stream named by the seed,
 the ballot and a :class:`Purpose`, so the same seed and the same votes give the same pairs in
 the web application and in the simulator.
 """
@@ -22,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import FloatArray, IntArray, check_int
-from ..designs import Design
+from ..designs.base import Design
 from ..protocol.bradley_terry import DEFAULT_BT_ALPHA
 from ..protocol.budget import ballot_comparisons
 from ..protocol.closing import (
@@ -31,7 +32,7 @@ from ..protocol.closing import (
     Estimator,
     StudyState,
     check_groups,
-    close_ballot,
+    score_ballot,
 )
 from ..protocol.scores import ranks_from_scores
 
@@ -144,18 +145,14 @@ class BallotScoring:
         members: npt.ArrayLike,
         pairs: npt.ArrayLike,
         first_score: npt.ArrayLike,
-        rng: np.random.Generator,
     ) -> tuple[StudyState, BallotOutcome]:
         """Score ballot ``state.ballots_closed + 1`` (no selection: ``next_items`` is empty)."""
-        return close_ballot(
+        return score_ballot(
             state,
             members,
             pairs,
             first_score,
-            np.zeros(self.n_groups, dtype=np.int64) if self.grouped else 0,
-            rng,
             estimator=self.estimator,
-            select_by=self.select_by,
             lagged_running_mean=self.lagged_running_mean,
             bt_alpha=self.bt_alpha,
             groups=self.groups if self.grouped else None,
@@ -295,7 +292,7 @@ class BallotDriver(BallotScoring):
             raise ValueError(f"ballot {number} cannot close after {state.ballots_closed} closed")
         ids = np.sort(np.asarray(members, dtype=np.int64))
         gen = self.rng(number, Purpose.CLOSE)
-        new_state, outcome = self.score(state, ids, pairs, first_score, gen)
+        new_state, outcome = self.score(state, ids, pairs, first_score)
         if number >= self.n_ballots:
             return Closed(new_state, outcome, np.empty(0, dtype=np.int64), None)
         by = outcome.x if self.select_by == "x" else outcome.score

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import FloatArray, IntArray, check_generator, check_int
+from .._validation import FloatArray, IntArray, check_int
 from ..protocol.closing import ESTIMATORS, Estimator, StudyState
 from .driver import BallotScoring
 
@@ -89,7 +89,6 @@ class StudyVotes:
 
 def rescore(
     votes: StudyVotes,
-    rng: np.random.Generator,
     *,
     estimator: Estimator = "rescaled_borda",
     multiplicity: npt.ArrayLike | None = None,
@@ -108,7 +107,6 @@ def rescore(
         The score the final ranking sorts by (ybar or Bradley-Terry strength); NaN for an
         item never scored.
     """
-    gen = check_generator(rng)
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
     repeat = None if multiplicity is None else np.asarray(multiplicity, dtype=np.int64)
@@ -135,7 +133,6 @@ def rescore(
             votes.ballot_items[last],
             votes.pairs[chosen[last]],
             votes.first_score[chosen[last]],
-            gen,
         )
         return outcome.score
     state = StudyState.new(n)
@@ -144,7 +141,7 @@ def rescore(
         # Only ybar is read back: the pooled pairs, kept for Bradley-Terry, are not needed.
         state = StudyState(n_items=n, ybar=state.ybar, ballots_closed=state.ballots_closed)
         state, outcome = scoring.score(
-            state, votes.ballot_items[k], votes.pairs[index], votes.first_score[index], gen
+            state, votes.ballot_items[k], votes.pairs[index], votes.first_score[index]
         )
         score = outcome.score
     return score

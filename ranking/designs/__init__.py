@@ -1,8 +1,13 @@
-"""Designs: how a study's ballots are sized and paired, one module per design.
+"""Designs: how a study's ballots are sized and paired, one module per design, and their registry.
 
 ``DESIGNS`` maps each registered name to its class; the web application's choices, its forms,
 the CLIs and the docs take the list from here. A new design is one module with a
-:class:`Design` subclass, registered with :func:`register_design`.
+:class:`Design` subclass, named by its dotted path in the ``RANKING_DESIGNS`` setting (as
+Django's ``SESSION_ENGINE`` names a backend): the environment variable of that name
+(comma-separated dotted paths) for the command lines, the Django setting of that name for the
+web application (:func:`use_designs` at start-up). Without it the four built-in designs
+(:data:`BUILT_IN_DESIGNS`) are registered; the first design listed is the default
+(:func:`default_design`).
 
 >>> sorted(DESIGNS)
 ['adaptive', 'round_robin', 'swiss', 'uniform']
@@ -12,48 +17,53 @@ the CLIs and the docs take the list from here. A new design is one module with a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .adaptive import Adaptive
-from .advice import Advice, advise_design
 from .base import AdaptiveSchedule, Design, OneBallotSchedule, Parameter
-from .random_pairs import ballot_pairs
-from .repeats import cap_repeats, pair_cap
 from .round_robin import RoundRobin, round_robin_pairs
 from .swiss import Swiss, swiss_pairs
 from .uniform import Uniform
 
 __all__ = [
-    "DEFAULT_DESIGN",
+    "BUILT_IN_DESIGNS",
     "DESIGNS",
     "PAPER_DESIGN",
     "RESERVED_OPTIONS",
+    "SETTING",
     "Adaptive",
     "AdaptiveSchedule",
-    "Advice",
     "Design",
     "OneBallotSchedule",
     "Parameter",
     "RoundRobin",
     "Swiss",
     "Uniform",
-    "advise_design",
-    "ballot_pairs",
-    "cap_repeats",
+    "configured_designs",
+    "default_design",
     "get_design",
     "given_options",
-    "pair_cap",
     "register_design",
     "registered_options",
     "round_robin_pairs",
     "swiss_pairs",
-    "unregister_design",
+    "use_designs",
 ]
 
+# The name of the setting (and of the environment variable) listing the designs.
+SETTING = "RANKING_DESIGNS"
+BUILT_IN_DESIGNS: tuple[str, ...] = (
+    "ranking.designs.adaptive.Adaptive",
+    "ranking.designs.uniform.Uniform",
+    "ranking.designs.swiss.Swiss",
+    "ranking.designs.round_robin.RoundRobin",
+)
 DESIGNS: dict[str, type[Design]] = {}
-PAPER_DESIGN = "adaptive"  # the paper's design: the reference every other design is measured by
-DEFAULT_DESIGN = PAPER_DESIGN
+# The paper's design: the reference every other design is measured by.
+PAPER_DESIGN = Adaptive.name
 
 
 # A design's options become command-line flags and form fields beside the study's own
@@ -65,12 +75,8 @@ RESERVED_OPTIONS = frozenset(
 )  # fmt: skip
 
 
-def register_design(design: type[Design]) -> type[Design]:
-    """Add a design under its ``name`` (usable as a class decorator); returns it.
-
-    Raises ValueError when the name is taken by another class or is not a short identifier, or
-    when an option takes a reserved name (:data:`RESERVED_OPTIONS`).
-    """
+def _checked(design: object) -> type[Design]:
+    """The design class, or ValueError when it cannot be registered."""
     if not (isinstance(design, type) and issubclass(design, Design)):
         raise ValueError(f"a design must be a Design subclass, got {design!r}")
     name = getattr(design, "name", "")
@@ -79,15 +85,67 @@ def register_design(design: type[Design]) -> type[Design]:
     clashing = sorted({p.name for p in design.parameters} & RESERVED_OPTIONS)
     if clashing:
         raise ValueError(f"design {name!r}: an option may not be named {clashing[0]!r}")
-    if DESIGNS.get(name, design) is not design:
-        raise ValueError(f"a design named {name!r} is registered already")
-    DESIGNS[name] = design
     return design
 
 
-def unregister_design(name: str) -> None:
-    """Remove a registered design (tests that register one remove it again)."""
-    DESIGNS.pop(name, None)
+def register_design(design: type[Design]) -> type[Design]:
+    """Add one design under its ``name`` beside the configured ones; returns it.
+
+    Raises ValueError when the name is taken by another class or is not a short identifier, or
+    when an option takes a reserved name (:data:`RESERVED_OPTIONS`).
+    """
+    checked = _checked(design)
+    if DESIGNS.get(checked.name, checked) is not checked:
+        raise ValueError(f"a design named {checked.name!r} is registered already")
+    DESIGNS[checked.name] = checked
+    return checked
+
+
+def _imported(path: str) -> type[Design]:
+    """The class at dotted ``path`` (``package.module.Class``), checked."""
+    module, _, attribute = path.strip().rpartition(".")
+    if not module:
+        raise ValueError(f"{SETTING}: {path!r} is not a dotted path (package.module.Class)")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{SETTING}: cannot import {path!r}: {exc}") from None
+    try:
+        return _checked(found)
+    except ValueError as exc:
+        raise ValueError(f"{SETTING}: {path!r}: {exc}") from None
+
+
+def configured_designs(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The dotted paths the environment variable ``RANKING_DESIGNS`` lists (comma-separated),
+    or :data:`BUILT_IN_DESIGNS` when it is unset or empty."""
+    value = (os.environ if environ is None else environ).get(SETTING, "")
+    paths = tuple(path.strip() for path in value.split(",") if path.strip())
+    return paths or BUILT_IN_DESIGNS
+
+
+def use_designs(paths: Sequence[str] | None = None) -> None:
+    """Register exactly the designs at the dotted ``paths``, in order (the first is the
+    default); None: the environment's (:func:`configured_designs`).
+
+    Raises ValueError naming the path at fault (not importable, not a :class:`Design`, a name
+    given twice); the registered designs are unchanged then.
+    """
+    chosen: dict[str, type[Design]] = {}
+    for path in configured_designs() if paths is None else paths:
+        design = _imported(path)
+        if chosen.get(design.name, design) is not design:
+            raise ValueError(f"{SETTING}: two designs are named {design.name!r}")
+        chosen[design.name] = design
+    if not chosen:
+        raise ValueError(f"{SETTING} must name at least one design")
+    DESIGNS.clear()
+    DESIGNS.update(chosen)
+
+
+def default_design() -> str:
+    """The name of the default design: the first one registered (of ``RANKING_DESIGNS``)."""
+    return next(iter(DESIGNS))
 
 
 def get_design(name: str, options: Mapping[str, Any] | None = None, /, **more: Any) -> Design:
@@ -119,5 +177,4 @@ def given_options(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
     return {option: given[option] for option in own if given.get(option) is not None}
 
 
-for _design in (Adaptive, Uniform, Swiss, RoundRobin):
-    register_design(_design)
+use_designs()

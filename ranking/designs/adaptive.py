@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import FloatArray, IntArray
+from ..protocol.random_pairs import ballot_pairs
 from .base import AdaptiveSchedule, Design
-from .random_pairs import ballot_pairs
 
 __all__ = ["Adaptive"]
 
@@ -15,7 +15,7 @@ class Adaptive(AdaptiveSchedule, Design):
     """Ballots of ``N(k)`` items (Eq. 2), each item in ``M`` random comparisons per ballot.
 
     The pairs of every ballot are a random ``M``-regular graph over its members
-    (:func:`ranking.designs.ballot_pairs`); after each ballot the best ``N(k+1)`` go on.
+    (:func:`ranking.protocol.ballot_pairs`); after each ballot the best ``N(k+1)`` go on.
     """
 
     name = "adaptive"

@@ -1,6 +1,7 @@
 """The design interface: how many items each ballot holds, which pairs it gets, who goes on.
 
-A design is a small class registered under a name (:func:`ranking.designs.register_design`).
+A design is a small class in a module of its own, registered under its name when the
+``RANKING_DESIGNS`` setting names it (:mod:`ranking.designs`).
 Everything else of the protocol (voting, closes, the estimators, the metrics) is the same for
 every design, and one driver (:class:`ranking.ballots.BallotDriver`) runs every design for the
 web application, the simulator and the rescoring of stored votes.

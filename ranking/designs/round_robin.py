@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import FloatArray, IntArray, check_generator, check_int, check_item_ids
+from ..protocol.random_pairs import placed
 from .base import Design, OneBallotSchedule
-from .random_pairs import placed
 
 __all__ = ["RoundRobin", "round_robin_pairs"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import FloatArray, IntArray, check_generator, check_int, check_item_ids
+from ..protocol.random_pairs import ballot_pairs, placed
+from ..protocol.repeats import cap_repeats, pair_cap
 from ..protocol.scores import ranks_from_scores
 from .base import AdaptiveSchedule, Design, Parameter
-from .random_pairs import ballot_pairs, placed
-from .repeats import cap_repeats, pair_cap
 
 __all__ = ["Swiss", "swiss_pairs"]
 
@@ -67,7 +67,7 @@ def swiss_pairs(
     every item gets ``m`` slots keyed ``pos[i] + window * N(0, 1)`` (one extra slot for a random
     item when ``m * len(items)`` is odd, footnote 6); slots sorted by key pair up ``2r`` with
     ``2r + 1``; self-pairs and pairs over the cap are repaired by swaps with the nearest
-    comparisons (:func:`ranking.designs.cap_repeats`, the cap raised to
+    comparisons (:func:`ranking.protocol.cap_repeats`, the cap raised to
     ``ceil(m / (n - 1))`` where a small ballot needs it).
 
     Parameters

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import FloatArray, IntArray
+from ..protocol.random_pairs import ballot_pairs
 from .base import Design, OneBallotSchedule
-from .random_pairs import ballot_pairs
 
 __all__ = ["Uniform"]
 

@@ -46,6 +46,14 @@ from .model_evaluation import (
     evaluate,
     scopes_of,
 )
+from .reliability import (
+    HalfCorrelation,
+    SplitHalf,
+    StudyReliability,
+    VoteAlpha,
+    split_half,
+    vote_alpha,
+)
 from .retrieval import (
     HITS_AT,
     MAX_PAIRS,
@@ -101,6 +109,12 @@ __all__ = [
     "retrieval_metrics",
     "Scope",
     "scope_key",
+    "HalfCorrelation",
+    "SplitHalf",
+    "StudyReliability",
+    "VoteAlpha",
+    "split_half",
+    "vote_alpha",
     "scope_metrics",
     "scopes_of",
     "MiniLMOnnx",

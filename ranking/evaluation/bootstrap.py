@@ -3,8 +3,8 @@
 Question answered: had the study been run with another crowd drawn from the same population
 of voters, how different would each metric be? Each resample draws the study's voters with
 replacement; a voter drawn ``c`` times has every vote counted ``c`` times. The study's
-ballots are rescored with the study's estimator through :func:`ranking.close_ballot` on the
-same ballot structure (every ballot keeps its items, :func:`ranking.study_votes.rescore`),
+ballots are rescored with the study's estimator through :func:`ranking.score_ballot` on the
+same ballot structure (every ballot keeps its items, :func:`ranking.rescore`),
 the resampled final ranking is formed as the study forms it (:func:`ranking.final_ranking`)
 and every metric of every model is computed against it. Resample ``r`` is the same for all
 models, which makes the paired comparison of two models possible. :func:`interval` explains
@@ -208,7 +208,7 @@ def voter_bootstrap(
     def one(child: np.random.Generator) -> tuple[npt.NDArray[np.int32], Resampled]:
         drawn = np.bincount(child.integers(0, n_voters, n_voters), minlength=n_voters)
         multiplicity = drawn[votes.voter]
-        score = rescore(votes, child, estimator=estimator, multiplicity=multiplicity)
+        score = rescore(votes, estimator=estimator, multiplicity=multiplicity)
         agreeing = {
             name: _resampled_agreement(outcome, multiplicity, weight)
             for name, outcome in outcomes.items()

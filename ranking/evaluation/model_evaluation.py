@@ -127,9 +127,7 @@ def _point_metrics(scores: FloatArray, scopes: list[Scope], *, n0: float) -> lis
     return results
 
 
-def _study_estimator(
-    gold: GoldStandard, votes: StudyVotes, estimator: str, rng: np.random.Generator
-) -> dict[str, Any]:
+def _study_estimator(gold: GoldStandard, votes: StudyVotes, estimator: str) -> dict[str, Any]:
     """The estimator to rescore with; ``auto`` picks the one that reproduces the export."""
     candidates = list(ESTIMATORS) if estimator == "auto" else [estimator]
     if estimator != "auto" and estimator not in ESTIMATORS:
@@ -143,7 +141,7 @@ def _study_estimator(
         return found
     best = math.inf
     for name in candidates:
-        score = rescore(votes, rng, estimator=name)  # type: ignore[arg-type]
+        score = rescore(votes, estimator=name)  # type: ignore[arg-type]
         both = np.isfinite(score) & np.isfinite(gold.scores)
         diff = float(np.max(np.abs(score[both] - gold.scores[both]))) if both.any() else math.inf
         if diff < best:
@@ -258,7 +256,7 @@ def evaluate(
         "resamples": count if votes is not None else 0,
     }
     if votes is not None:
-        study = _study_estimator(gold, votes, estimator, gen)
+        study = _study_estimator(gold, votes, estimator)
         study["votes"] = votes.n_votes
         study["voters"] = votes.n_voters
         study["ballots"] = len(votes.ballot_items)

@@ -1,9 +1,10 @@
 """Closing a ballot (Sections 2.5-2.6): the scores of Eqs. 1, 5, 6 and the paper's selection.
 
 :class:`ranking.ballots.BallotDriver`, which the web application's close, the simulator and the
-rescoring of stored votes all run, scores every ballot with :func:`close_ballot` and selects who
-goes on with :func:`select_top`. In a target study every target is a *group*: the rescaling of
-Eq. 6 and the selection run within each group.
+rescoring of stored votes all run, scores every ballot with :func:`score_ballot`; who goes on is
+the design's :meth:`ranking.designs.Design.survivors`, by default the paper's selection
+:func:`select_top`. In a target study every target is a *group*: the rescaling of Eq. 6 and the
+selection run within each group.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from .._validation import (
     FloatArray,
     IntArray,
     check_comparisons,
-    check_generator,
     check_int,
     check_item_ids,
 )
@@ -30,8 +30,9 @@ __all__ = [
     "BallotOutcome",
     "Estimator",
     "StudyState",
-    "close_ballot",
+    "check_groups",
     "final_ranking",
+    "score_ballot",
     "select_top",
 ]
 
@@ -117,8 +118,9 @@ class BallotOutcome:
     strength : pooled Bradley-Terry log-strengths, or None for ``rescaled_borda``.
     score : the estimator's score of every item, used for selection and the final
         ranking (``ybar`` or ``strength``); NaN for items never scored.
-    next_items : ids of the next ballot's items, best first within each group (empty after
-        the last ballot, or when the caller selects them itself).
+    next_items : ids of the next ballot's items, best first within each group: set by the
+        driver's close (:meth:`ranking.BallotDriver.close`), empty after the last ballot and
+        from :func:`score_ballot`, which selects nothing.
     slopes : the rescaling slope ``b`` of Eq. 6 of every group (1.0 for ballot 1).
     """
 
@@ -140,28 +142,24 @@ class BallotOutcome:
         return float(self.slopes[0])
 
 
-def close_ballot(
+def score_ballot(
     state: StudyState,
     items: npt.ArrayLike,
     pairs: npt.ArrayLike,
     first_score: npt.ArrayLike,
-    n_next: int | npt.ArrayLike,
-    rng: np.random.Generator,
     *,
     estimator: Estimator = "rescaled_borda",
-    select_by: Literal["score", "x"] = "score",
     lagged_running_mean: bool = False,
     bt_alpha: float = DEFAULT_BT_ALPHA,
     groups: npt.ArrayLike | None = None,
 ) -> tuple[StudyState, BallotOutcome]:
-    """Score a closed ballot, update the study's state and pick the next ballot's items.
+    """Score a closed ballot and update the study's state (who goes on is not chosen here).
 
     Ballot ``k = state.ballots_closed + 1``: Borda scores (Eq. 1), rescaled for ``k > 1``
     (Eq. 6), averaged into ``ybar`` (Eq. 5); with ``estimator="bradley_terry"`` a pooled
     Bradley-Terry fit over every answered comparison so far is the score instead. The next
-    ballot holds the ``n_next`` best items of this ballot by that score ("according to the
-    results of the previous ballots", Section 2.5), ties broken at random with ``rng``
-    (:func:`select_top`).
+    ballot's items are the design's choice (:meth:`ranking.designs.Design.survivors`, by
+    default the best by this score, :func:`select_top`), made by the ballot driver.
 
     Unanswered comparisons (a ballot closed early) are simply absent from ``pairs``. A
     ballot item with no answered comparison gets ``x = y = NaN`` and keeps its previous
@@ -179,34 +177,26 @@ def close_ballot(
         The ballot's answered comparisons (ids from ``items``).
     first_score : array_like of float, shape (P,)
         1.0 first item won, 0.0 second won, 0.5 tie.
-    n_next : int or array_like of int
-        Size of the next ballot: 0 after the last ballot, else between 2 and ``len(items)``.
-        With ``groups``, one size per group (0 selects nothing).
-    rng : numpy.random.Generator
-        Breaks ties in the selection.
     estimator : {"rescaled_borda", "bradley_terry"}, optional
         Score used for selection and final ranking (docs/science.md).
-    select_by : {"score", "x"}, optional
-        ``"x"`` selects by this ballot's Borda score instead, as the authors' code does.
     lagged_running_mean : bool, optional
         Reproduce the authors' code: ``ybar^(k) = ((k-2) ybar^(k-1) + y^(k)) / (k-1)``.
     bt_alpha : float, optional
         Regulariser of :func:`~ranking.bradley_terry`.
     groups : array_like of int, shape (n_items,), optional
-        Group of every item (``0..G-1``): each group is rescaled (Eq. 6) and selected on its own.
+        Group of every item (``0..G-1``): each group is rescaled (Eq. 6) on its own.
         Comparisons never cross groups. Without it the study is one group.
 
     Returns
     -------
     new_state : StudyState
     outcome : BallotOutcome
+        Its ``next_items`` is empty.
     """
     if not isinstance(state, StudyState):
         raise ValueError(f"state must be a StudyState, got {type(state).__name__}")
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-    if select_by not in ("score", "x"):
-        raise ValueError(f"select_by must be 'score' or 'x', got {select_by!r}")
     n = state.n_items
     ballot_items = check_item_ids(items)
     if ballot_items.size < 2:
@@ -221,8 +211,6 @@ def close_ballot(
     group, n_groups = check_groups(groups, n)
     if n_groups > 1 and np.any(group[pair_ids[:, 0]] != group[pair_ids[:, 1]]):
         raise ValueError("a comparison pairs items of two different groups")
-    following = _next_sizes(n_next, ballot_items, group, n_groups)
-    gen = check_generator(rng)
 
     k = state.ballots_closed + 1
     wins, ties, appearances = counts_of_valid(n, pair_ids, scores)
@@ -245,11 +233,6 @@ def close_ballot(
         )
         score = strength
 
-    next_items = np.empty(0, dtype=np.int64)
-    if following.any():
-        by = x if select_by == "x" else score
-        next_items = select_top(ballot_items, by, following, gen, groups=group)
-
     new_state = _validated_state(
         n, ybar, k, all_pairs, all_scores, strength if strength is not None else state.strength
     )
@@ -263,7 +246,7 @@ def close_ballot(
         appearances=appearances,
         strength=strength,
         score=score,
-        next_items=next_items,
+        next_items=np.empty(0, dtype=np.int64),
         slopes=slopes,
     )
     return new_state, outcome
@@ -279,30 +262,6 @@ def check_groups(groups: npt.ArrayLike | None, n_items: int) -> tuple[IntArray, 
     if n_items and group.min() < 0:
         raise ValueError("groups must be numbered from 0")
     return group.astype(np.int64, copy=False), int(group.max()) + 1 if n_items else 0
-
-
-def _next_sizes(
-    n_next: int | npt.ArrayLike, ballot_items: IntArray, group: IntArray, n_groups: int
-) -> IntArray:
-    """How many items of every group go on; checked against the ballot's groups."""
-    present = np.bincount(group[ballot_items], minlength=n_groups)
-    if np.ndim(n_next) == 0:
-        count = check_int(n_next, "n_next", minimum=0)
-        if n_groups > 1 and count:
-            raise ValueError("with groups, n_next must give one size per group")
-        if count == 1 or count > ballot_items.size:
-            raise ValueError(
-                f"n_next must be 0 (last ballot) or between 2 and {ballot_items.size}, got {count}"
-            )
-        return np.full(n_groups, count, dtype=np.int64)
-    sizes = np.asarray(n_next)
-    if sizes.shape != (n_groups,) or not np.issubdtype(sizes.dtype, np.integer):
-        raise ValueError(f"n_next must give {n_groups} integer sizes, one per group")
-    if np.any(sizes < 0) or np.any(sizes > present) or np.any(sizes == 1):
-        raise ValueError(
-            "every group's next size must be 0 or between 2 and its items in this ballot"
-        )
-    return sizes.astype(np.int64)
 
 
 def select_top(

@@ -14,6 +14,7 @@ from .prediction import (
 from .studies import (
     METRICS,
     TABLE2_DESIGNS,
+    SimulationSettings,
     SimulationSummary,
     rank_metrics,
     run_simulations,
@@ -39,6 +40,7 @@ __all__ = [
     "run_simulations",
     "simulate_study",
     "simulate_study_votes",
+    "SimulationSettings",
     "SimulationSummary",
     "smallest_m",
     "table2",

@@ -22,7 +22,7 @@ from ..ballots.driver import BallotDriver
 from ..crowd.model import CrowdModel
 from ..designs import DESIGNS, Design, get_design
 from ..protocol.closing import ESTIMATORS, Estimator
-from .studies import Variant, run_simulations, variant_similarity
+from .studies import SimulationSettings, Variant, run_simulations, variant_similarity
 
 __all__ = ["Prediction", "predict_study", "prediction_similarities", "smallest_m"]
 
@@ -173,17 +173,19 @@ def predict_study(
         estimator: Estimator = "bradley_terry" if name == "bradley_terry" else "rescaled_borda"
         summary = run_simulations(
             z,
+            SimulationSettings(
+                m=m,
+                alpha=alpha,
+                n_ballots=n_ballots,
+                n_voters=voters,
+                estimator=estimator,
+                crowd=crowd,
+                groups=group,
+            ),
             designs=chosen,
             sims=sims,
             seed=seed,
-            m=m,
-            alpha=alpha,
-            n_ballots=n_ballots,
-            n_voters=voters,
-            estimator=estimator,
             jobs=jobs,
-            crowd=crowd,
-            groups=group,
         )
         comparisons = summary.comparisons
         seconds += summary.seconds

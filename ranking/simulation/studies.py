@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from ..crowd.voters import (
     assign_voters,
     true_ranks,
 )
-from ..designs import Design, Uniform, get_design
+from ..designs import Adaptive, Design, Uniform, get_design
 from ..evaluation.metrics import kendall, weighted_kendall, weighted_spearman
 from ..protocol.bradley_terry import DEFAULT_BT_ALPHA
 from ..protocol.closing import ESTIMATORS, Estimator
@@ -35,6 +35,7 @@ from .variants import Variant, _variant, variant_similarity
 __all__ = [
     "METRICS",
     "TABLE2_DESIGNS",
+    "SimulationSettings",
     "SimulationSummary",
     "rank_metrics",
     "run_simulations",
@@ -43,9 +44,65 @@ __all__ = [
 ]
 
 METRICS: tuple[str, ...] = ("rho_w", "tau_w", "rho", "tau")
-TABLE2_DESIGNS: tuple[str, ...] = ("uniform", "adaptive")
+# The paper's two designs (Table 2): its baseline and its adaptive design.
+TABLE2_DESIGNS: tuple[str, ...] = (Uniform.name, Adaptive.name)
 DesignChoice = str | Design
 Designs = Sequence[DesignChoice] | Mapping[str, Design]
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationSettings:
+    """The settings of a simulated study, shared by every design and simulation of a run.
+
+    Checked and normalised on creation (``variant`` becomes its :class:`Variant`, ``groups`` an
+    int64 array); every field has the paper's value by default (Section 4.2, Table 2).
+
+    Attributes
+    ----------
+    m : comparisons per item and ballot, ``M``.
+    alpha : fraction kept after each ballot.
+    n_ballots : ballots ``n_b``.
+    n_voters : simulated voters.
+    variant : the reading of the protocol (``"paper"`` or ``"reference-code"``, Table 2).
+    estimator : ``"rescaled_borda"`` or ``"bradley_terry"``.
+    bt_alpha : the Bradley-Terry regulariser.
+    crowd : draws the voters (e.g. a :class:`ranking.CrowdModel` fitted to a study's votes);
+        None: the paper's ranges. Picklable when the simulations run in worker processes.
+    groups : a target study: item ``i`` is a candidate of target ``groups[i]``; None: one pool.
+    """
+
+    m: int = 20
+    alpha: float = 0.5
+    n_ballots: int = 7
+    n_voters: int = 100
+    variant: str | Variant = "paper"
+    estimator: Estimator = "rescaled_borda"
+    bt_alpha: float = DEFAULT_BT_ALPHA
+    crowd: VoterSource | None = None
+    groups: npt.ArrayLike | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
+        checked = {
+            "m": check_int(self.m, "m", minimum=1),
+            "alpha": check_alpha(self.alpha),
+            "n_voters": check_int(self.n_voters, "n_voters", minimum=1),
+            "variant": _variant(self.variant),
+            "groups": None if self.groups is None else np.asarray(self.groups, dtype=np.int64),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def reading(self) -> Variant:
+        """The protocol's reading (:attr:`variant`, checked)."""
+        return _variant(self.variant)
+
+    @property
+    def group(self) -> IntArray | None:
+        """The target of every item (:attr:`groups`, checked), None for one pool."""
+        return None if self.groups is None else np.asarray(self.groups, dtype=np.int64)
 
 
 def target_similarities(
@@ -172,27 +229,18 @@ def _metrics(
 def simulate_study(
     z: npt.ArrayLike,
     rng: np.random.Generator,
+    settings: SimulationSettings | None = None,
     *,
     designs: Designs = TABLE2_DESIGNS,
-    m: int = 20,
-    alpha: float = 0.5,
-    n_ballots: int = 7,
-    n_voters: int = 100,
-    variant: str | Variant = "paper",
-    estimator: Estimator = "rescaled_borda",
-    bt_alpha: float = DEFAULT_BT_ALPHA,
-    crowd: VoterSource | None = None,
-    groups: npt.ArrayLike | None = None,
 ) -> dict[str, dict[str, float]]:
     """One simulation: the same crowd votes in a study of each design.
 
     Every design runs through :class:`ranking.ballots.BallotDriver` with the same seed (drawn
     from ``rng``), so the designs share the crowd, the first ballot's random streams, who
-    answers and who is distracted: a paired comparison. ``crowd`` draws the voters (for example
-    a :class:`ranking.CrowdModel` fitted to a study's votes); by default they follow the
-    paper's ranges (Section 4.2). With ``groups`` (a target study: item ``i`` a candidate of
-    target ``groups[i]``) every target is ranked on its own and the metrics are their
-    unweighted mean over targets (macro).
+    answers and who is distracted: a paired comparison. The settings' ``crowd`` draws the
+    voters; by default they follow the paper's ranges (Section 4.2). With ``groups`` (a target
+    study) every target is ranked on its own and the metrics are their unweighted mean over
+    targets (macro).
 
     Returns
     -------
@@ -200,17 +248,16 @@ def simulate_study(
         ``{label: metrics}``, metrics as in :func:`rank_metrics`; a design is labelled by its
         name (by its name and options when two share a name), or by its key in a mapping.
     """
-    chosen = _variant(variant)
+    given = SimulationSettings() if settings is None else settings
+    chosen = given.reading
     gen = check_generator(rng)
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
     similarity = np.asarray(z, dtype=np.float64)
     n = similarity.size
-    per_item = check_int(m, "m", minimum=1)
-    voters = check_int(n_voters, "n_voters", minimum=1)
-    group = None if groups is None else np.asarray(groups, dtype=np.int64)
+    group = given.group
     by_label = _designs(designs, chosen)
-    voting = SimulatedCrowd(similarity, voters, gen, amplitude=chosen.amplitude, voters=crowd)
+    voting = SimulatedCrowd(
+        similarity, given.n_voters, gen, amplitude=chosen.amplitude, voters=given.crowd
+    )
     truth = _within_groups(true_ranks(similarity), group)
     seed = int(gen.integers(2**62))
     results = {}
@@ -218,20 +265,21 @@ def simulate_study(
         driver = BallotDriver(
             design,
             n,
-            n_ballots=n_ballots,
-            alpha=alpha,
-            m=per_item,
+            n_ballots=given.n_ballots,
+            alpha=given.alpha,
+            m=given.m,
             seed=seed,
             groups=group,
-            estimator=estimator,
+            estimator=given.estimator,
             select_by="x" if chosen.select_by == "x" else "score",
             lagged_running_mean=chosen.lagged_running_mean,
-            bt_alpha=bt_alpha,
+            bt_alpha=given.bt_alpha,
         )
 
         def answer(number: int, pairs: IntArray, driver: BallotDriver = driver) -> FloatArray:
             draws = driver.rng(number, Purpose.SIMULATED_VOTERS)
-            return voting.answer(pairs, assign_voters(pairs.shape[0], voters, draws), draws)
+            voters = assign_voters(pairs.shape[0], given.n_voters, draws)
+            return voting.answer(pairs, voters, draws)
 
         outcome, _ = driver.run(answer)
         ranks = _within_groups(driver.final_ranks(outcome.score), group)
@@ -296,62 +344,50 @@ class SimulationSummary:
 
 
 def _simulate_chunk(
-    z: FloatArray, seeds: list[np.random.SeedSequence], options: dict[str, Any]
+    z: FloatArray,
+    seeds: list[np.random.SeedSequence],
+    settings: SimulationSettings,
+    designs: dict[str, Design],
 ) -> list[dict[str, dict[str, float]]]:
-    return [simulate_study(z, np.random.default_rng(child), **options) for child in seeds]
+    return [
+        simulate_study(z, np.random.default_rng(child), settings, designs=designs)
+        for child in seeds
+    ]
 
 
 def run_simulations(
     z: npt.ArrayLike,
+    settings: SimulationSettings | None = None,
     *,
     designs: Designs = TABLE2_DESIGNS,
     sims: int = 50,
     seed: int = 0,
-    m: int = 20,
-    alpha: float = 0.5,
-    n_ballots: int = 7,
-    n_voters: int = 100,
-    variant: str | Variant = "paper",
-    estimator: Estimator = "rescaled_borda",
-    bt_alpha: float = DEFAULT_BT_ALPHA,
     jobs: int = 1,
     progress: Callable[[int], Any] | None = None,
-    crowd: VoterSource | None = None,
-    groups: npt.ArrayLike | None = None,
 ) -> SimulationSummary:
     """Repeat :func:`simulate_study` ``sims`` times with independent seeded generators.
 
-    ``crowd`` (picklable when ``jobs > 1``) draws every simulation's voters, as in
-    :func:`simulate_study`. Simulation ``i`` always uses the ``i``-th child of
-    ``SeedSequence(seed)``, so the result does not depend on ``jobs`` (worker processes; 1 runs
-    in this process). ``progress`` (for example a tqdm bar's ``update``) is called with the
-    number of finished simulations.
+    Every simulation has the same ``settings`` (the paper's by default). Simulation ``i``
+    always uses the ``i``-th child of ``SeedSequence(seed)``, so the result does not depend on
+    ``jobs`` (worker processes; 1 runs in this process). ``progress`` (for example a tqdm
+    bar's ``update``) is called with the number of finished simulations.
     """
     count = check_int(sims, "sims", minimum=1)
     check_int(seed, "seed", minimum=0)
     workers = check_int(jobs, "jobs", minimum=1)
-    chosen = _variant(variant)
-    a = check_alpha(alpha)
-    by_label = _designs(designs, chosen)
+    given = SimulationSettings() if settings is None else settings
+    by_label = _designs(designs, given.reading)
     similarity = np.asarray(z, dtype=np.float64)
-    group = None if groups is None else np.asarray(groups, dtype=np.int64)
     comparisons = {
         label: BallotDriver(
-            design, similarity.size, n_ballots=n_ballots, alpha=a, m=m, groups=group
+            design,
+            similarity.size,
+            n_ballots=given.n_ballots,
+            alpha=given.alpha,
+            m=given.m,
+            groups=given.group,
         ).total_comparisons
         for label, design in by_label.items()
-    }
-    options: dict[str, Any] = {
-        "designs": by_label,
-        "m": m,
-        "alpha": a,
-        "n_ballots": n_ballots,
-        "n_voters": n_voters,
-        "variant": chosen,
-        "estimator": estimator,
-        "bt_alpha": bt_alpha,
-        "crowd": crowd,
-        "groups": group,
     }
     start = time.perf_counter()
     seeds = np.random.SeedSequence(seed).spawn(count)
@@ -360,12 +396,14 @@ def run_simulations(
     outcomes: list[dict[str, dict[str, float]]] = []
     if workers == 1:
         for batch in batches:
-            outcomes.extend(_simulate_chunk(similarity, batch, options))
+            outcomes.extend(_simulate_chunk(similarity, batch, given, by_label))
             if progress is not None:
                 progress(len(batch))
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_simulate_chunk, similarity, b, options) for b in batches]
+            futures = [
+                pool.submit(_simulate_chunk, similarity, b, given, by_label) for b in batches
+            ]
             for future, batch in zip(futures, batches, strict=True):
                 outcomes.extend(future.result())
                 if progress is not None:

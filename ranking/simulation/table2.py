@@ -10,7 +10,7 @@ from typing import Any
 from .._validation import FloatArray
 from ..crowd.voters import load_similarities, paper_embedding_similarities
 from ..protocol.closing import Estimator
-from .studies import METRICS, TABLE2_DESIGNS, run_simulations
+from .studies import METRICS, TABLE2_DESIGNS, SimulationSettings, run_simulations
 from .variants import PUBLISHED_TABLE2, Variant, _variant, variant_similarity
 
 __all__ = ["table2"]
@@ -50,10 +50,9 @@ def table2(
     for offset, (name, z) in enumerate(distributions):
         summary = run_simulations(
             z,
+            SimulationSettings(variant=chosen, estimator=estimator),
             sims=sims,
             seed=seed + 1000 * offset,
-            variant=chosen,
-            estimator=estimator,
             jobs=jobs,
             progress=progress,
         )

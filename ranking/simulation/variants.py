@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .._validation import FloatArray
 from ..crowd.voters import Amplitude, similarity_for
+from ..designs import Adaptive, Uniform
 
 __all__ = ["PUBLISHED_TABLE2", "VARIANTS", "Variant", "variant_similarity"]
 
@@ -35,37 +36,37 @@ VARIANTS: dict[str, Variant] = {
 
 # Table 2 of the paper: mean and sd over 50 simulations (990 items, M=20, alpha=0.5, n_b=7).
 PUBLISHED_TABLE2: dict[tuple[str, str], dict[str, tuple[float, float]]] = {
-    ("exponential", "uniform"): {
+    ("exponential", Uniform.name): {
         "rho_w": (0.778, 0.058),
         "tau_w": (-0.11, 0.20),
         "rho": (0.8097, 0.0088),
         "tau": (0.6265, 0.0091),
     },
-    ("exponential", "adaptive"): {
+    ("exponential", Adaptive.name): {
         "rho_w": (0.9452, 0.0028),
         "tau_w": (0.66, 0.17),
         "rho": (0.8015, 0.0087),
         "tau": (0.6330, 0.0098),
     },
-    ("power_law", "uniform"): {
+    ("power_law", Uniform.name): {
         "rho_w": (0.800, 0.062),
         "tau_w": (-0.11, 0.20),
         "rho": (0.9713, 0.0013),
         "tau": (0.8491, 0.0035),
     },
-    ("power_law", "adaptive"): {
+    ("power_law", Adaptive.name): {
         "rho_w": (0.9800, 0.0014),
         "tau_w": (0.63, 0.18),
         "rho": (0.9632, 0.0019),
         "tau": (0.8406, 0.0040),
     },
-    ("embedding", "uniform"): {
+    ("embedding", Uniform.name): {
         "rho_w": (0.741, 0.058),
         "tau_w": (-0.11, 0.21),
         "rho": (0.7229, 0.0078),
         "tau": (0.5463, 0.0072),
     },
-    ("embedding", "adaptive"): {
+    ("embedding", Adaptive.name): {
         "rho_w": (0.9146, 0.0042),
         "tau_w": (0.73, 0.12),
         "rho": (0.7258, 0.0093),

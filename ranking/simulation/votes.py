@@ -9,7 +9,7 @@ from .._validation import FloatArray, IntArray, check_generator, check_int
 from ..ballots.driver import BallotDriver, Purpose
 from ..ballots.replay import StudyVotes
 from ..crowd.voters import SimulatedCrowd, VoterSource, assign_voters
-from ..designs import Design, get_design
+from ..designs import Design, default_design, get_design
 from ..files.gold import GoldStandard
 from ..protocol.closing import Estimator
 
@@ -68,7 +68,7 @@ def simulate_study_votes(
     group = None if groups is None else np.asarray(groups, dtype=np.int64)
     voting = SimulatedCrowd(similarity, n_voters, gen, voters=crowd)
     driver = BallotDriver(
-        design or get_design("adaptive"),
+        design or get_design(default_design()),
         n,
         n_ballots=n_ballots,
         alpha=alpha,

@@ -86,10 +86,10 @@ def finish_in_process(
     ``simulation`` overrides :func:`simulate`'s options (``voters=20``); ``after_close(number)``
     runs after each ballot's close."""
     for number in range(1, exports.ballots_run(study) + 1):
-        monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+        monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
         simulate(study, **simulation)
         monkeypatch.undo()
-        lifecycle.close_ballot(study.ballots.get(number=number).pk)
+        lifecycle.finish_close(study.ballots.get(number=number).pk)
         if after_close is not None:
             after_close(number)
     study.refresh_from_db()

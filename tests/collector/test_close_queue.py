@@ -23,11 +23,18 @@ def test_each_task_goes_to_its_own_queue() -> None:
     from config.celery import app
 
     router = app.amqp.router
-    closes = {jobs.CLOSE_BALLOT, "collector.tasks.sweep_ballots"}
+    closes = {jobs.FINISH_CLOSE_JOB, "collector.tasks.sweep_ballots"}
     for task in closes | {jobs.EVALUATE_MODEL, jobs.REFIT_POOLED}:
         queue = router.route({}, task)["queue"].name
-        expected = settings.CELERY_QUEUE_CLOSES if task in closes else "evaluations"
+        expected = (
+            settings.CELERY_QUEUE_CLOSES if task in closes else settings.CELERY_QUEUE_EVALUATIONS
+        )
         assert queue == expected, task
+    # This run's own queues, named after its test database: another run on the same broker
+    # database (another TEST_DATABASE_NAME) never takes these tasks.
+    run = settings.DATABASES["default"]["TEST"]["NAME"]
+    assert f"{run}.closes" == settings.CELERY_QUEUE_CLOSES
+    assert f"{run}.evaluations" == settings.CELERY_QUEUE_EVALUATIONS
 
 
 def vectors_file(path: Path, study_words: set[str]) -> Path:
@@ -44,6 +51,8 @@ def blocked_by(held, timeout: float) -> None:
 
     def waiting() -> bool:
         with held.cursor() as cursor:
+            # pg_stat_activity is read once per transaction (``held`` stays in one): read anew.
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
                 [pid],

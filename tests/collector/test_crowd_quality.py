@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def close_in_process(monkeypatch):
     """A ballot's close runs here, not in a worker (none runs for these tests)."""
-    monkeypatch.setattr(jobs, "send_close_ballot", lifecycle.close_ballot)
+    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
 
 
 def answer(voter: Voter, n: int, response_ms: int = 4000) -> None:

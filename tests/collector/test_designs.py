@@ -1,5 +1,6 @@
-"""Designs in the web application: a Swiss study end to end with the worker, a registered design
-in a real study, the same pairs as the library's driver, and the design on every surface."""
+"""Designs in the web application: a Swiss study end to end with the worker, a design kept outside
+the package (enabled by the RANKING_DESIGNS setting alone) in a real study, the same pairs as the
+library's driver, and the design on every surface."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import numpy as np
 import pytest
 from django.core.management import CommandError
 from django.db.models import Count
+from django.test import override_settings
+from django.utils.html import escape
 
+from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
 from collector.staff import study_figures
 from collector.studies import creating, lifecycle
 from ranking import BallotDriver, get_design, read_gold, read_votes, rescore
+from ranking.designs import BUILT_IN_DESIGNS, DESIGNS, default_design
 from tests.collector.helpers import (
     create_study_cmd,
     export,
@@ -21,7 +26,7 @@ from tests.collector.helpers import (
     staff_user,
     wait_closed,
 )
-from tests.factories import ladder_registered
+from tests.factories import LADDER, ladder_enabled, tokens_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -86,12 +91,35 @@ def test_a_swiss_study_runs_end_to_end_with_the_worker(celery_worker, tmp_path):
     ranking_csv.write_text(export("export_ranking", study, tmp_path))
     votes_csv.write_text(export("export_votes", study, tmp_path))
     gold = read_gold(ranking_csv, "study")
-    replayed = rescore(read_votes(votes_csv, gold), np.random.default_rng(0))
+    replayed = rescore(read_votes(votes_csv, gold))
     assert gold.scores is not None
     assert np.allclose(replayed, gold.scores, equal_nan=True)
     # Every figure draws for a Swiss study, the rescaling of ballots 2 and 3 among them.
     names = [figure.name for figure in study_figures.study_figures(study)]
     assert {"rescaling-2", "rescaling-3"} <= set(names) and len(names) >= 5
+
+
+def test_a_swiss_studys_window_and_cap_reach_the_pairs_of_its_ballots(monkeypatch, tmp_path):
+    options = ["--design", "swiss", "--window", "30", "--cap", "1", "--m", "6", "--seed", "3"]
+    out = create_study_cmd(tmp_path, tokens_csv(14), *options, "--auto-open", "--open")
+    assert "Design: swiss (window 30, cap 1)." in out
+    study = Study.objects.get(name="Cmd study")
+    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    simulate(study, voters=20)
+    monkeypatch.undo()
+    lifecycle.close_ballot(study.ballots.get(number=1).pk)
+    second = study.ballots.get(number=2)
+    pairs, members, n = _pairs(second), _members(second), study.items.count()
+    assert members.size == 46 and pairs.shape == (138, 2)
+    order = _ybar_after(study.ballots.get(number=1), n)[members]
+    place = np.empty(n, dtype=np.int64)
+    place[members[np.argsort(-order)]] = np.arange(members.size)
+    # Window 30 among 46 members: partners about as far apart as random ones (15 places); the
+    # default window 6 would keep them 6-8 places apart, a window of 1 about 2.
+    assert np.abs(place[pairs[:, 0]] - place[pairs[:, 1]]).mean() > 10
+    # Cap 1: no pair twice in the ballot (with cap 2, 138 wide pairs of 46 items repeat some).
+    _, repeats = np.unique(np.sort(pairs, axis=1), axis=0, return_counts=True)
+    assert repeats.max() == 1
 
 
 def test_the_engine_makes_the_same_pairs_as_the_library_driver_for_the_same_votes(monkeypatch):
@@ -119,13 +147,18 @@ def test_the_engine_makes_the_same_pairs_as_the_library_driver_for_the_same_vote
     assert np.allclose([final[i] for i in range(n)], closed.outcome.score)
 
 
-@pytest.fixture
-def ladder():
-    with ladder_registered() as design:
-        yield design
+def test_a_design_unknown_to_the_setting_is_refused(client):
+    assert "ladder" not in DESIGNS
+    with pytest.raises(lifecycle.LifecycleError, match="design must be one of"):
+        make_study(n_tokens=9, design="ladder")
+    client.force_login(staff_user())
+    assert 'value="ladder"' not in client.get("/staff/new/").content.decode()
 
 
-def test_a_registered_design_runs_a_real_study(ladder, monkeypatch, client):
+@ladder_enabled()
+def test_a_design_named_by_the_setting_runs_a_real_study_and_is_offered_with_its_summary(
+    monkeypatch, client
+):
     study = make_study(n_tokens=9, n_ballots=3, m=4, design="ladder", auto_open=True)
     finish_in_process(study, monkeypatch)
     assert study.status == Study.Status.FINISHED
@@ -133,6 +166,15 @@ def test_a_registered_design_runs_a_real_study(ladder, monkeypatch, client):
     client.force_login(staff_user())
     form = client.get("/staff/new/").content.decode()
     assert 'value="ladder"' in form and "Ladder (test)" in form
+    assert "Ladder (test): Neighbours in the current order meet." in form
+    assert f'value="{default_design()}" selected' in form
+
+
+def test_a_new_study_takes_the_first_design_of_the_setting():
+    with override_settings(RANKING_DESIGNS=[LADDER, *BUILT_IN_DESIGNS]):
+        assert default_design() == "ladder" and Study().design == "ladder"
+        assert make_study(n_tokens=5).design == "ladder"  # no design given
+    assert Study().design == "adaptive"
 
 
 def test_create_study_takes_a_design_and_its_options_and_refuses_bad_ones(tmp_path):
@@ -161,7 +203,7 @@ def test_the_new_study_form_offers_every_design_and_refuses_a_bad_window(client)
     page = client.get("/staff/new/").content.decode()
     for name in ("adaptive", "uniform", "swiss", "round_robin"):
         assert f'value="{name}"' in page
-    assert "Swiss pairs items of nearby score" in page
+        assert escape(f"{DESIGNS[name].title}: {DESIGNS[name].summary}") in page
     refused = client.post("/staff/new/", form)
     assert refused.status_code == 400
     assert "Ensure this value is greater than or equal to 3." in refused.content.decode()
@@ -206,5 +248,5 @@ def test_a_plan_names_its_design_and_one_ballot_designs_spend_the_adaptive_budge
     )
     swiss = creating.plan(990, 7, 0.5, 20, "swiss", {"window": 12})
     assert [b[0] for b in swiss.ballots] == [990, 495, 248, 124, 62, 31, 16]
-    with pytest.raises(creating.LifecycleError, match="window must be at least 3"):
+    with pytest.raises(lifecycle.LifecycleError, match="window must be at least 3"):
         creating.plan(990, 7, 0.5, 20, "swiss", {"window": 1})

@@ -22,7 +22,8 @@ from django.utils.html import escape
 
 from collector import jobs
 from collector.evaluation import running, submitting
-from collector.models import Evaluation, Item, Study, Vote
+from collector.models import Evaluation, Item, Study, Vote, Voter
+from collector.voting import store
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, staff_user
 from tests.factories import make_study
 
@@ -102,6 +103,27 @@ def test_an_upload_answers_at_once_and_the_job_reads_the_file_then_evaluates(cli
     assert result["votes"]["agreement"] > 0.5
     page = client.get(f"/staff/{finished.slug}/")
     assert "gold itself" in page.content.decode() and "[" in page.content.decode()
+
+
+def test_an_excluded_voters_votes_count_in_neither_the_agreement_nor_the_bootstrap(
+    client, finished, monkeypatch
+):
+    monkeypatch.setattr(jobs, "refit_pooled_after_commit", lambda study_id: None)
+    model = scores_csv(finished, 0.2, seed=3)
+    before = upload_and_run(client, finished, "before", model).result
+    voter = Voter.objects.filter(study=finished, votes__isnull=False).order_by("id").first()
+    assert voter is not None and store.exclude_voter(voter.pk, "test") == 0
+    theirs = Vote.objects.filter(voter=voter)
+    assert theirs.count() > 0
+    excluded = upload_and_run(client, finished, "excluded", model).result
+    # The same evaluation with their votes gone from the database: the same figures, the
+    # agreement with the votes and every bootstrap interval (the same seeded resamples).
+    theirs.delete()
+    gone = upload_and_run(client, finished, "gone", model).result
+    assert excluded["votes"] == gone["votes"] != before["votes"]  # agreement and its interval
+    assert excluded["bootstrap"] == gone["bootstrap"] != before["bootstrap"]
+    assert excluded["study"]["votes"] == gone["study"]["votes"] < before["study"]["votes"]
+    assert excluded["study"]["voters"] == gone["study"]["voters"] == before["study"]["voters"] - 1
 
 
 def test_noisier_models_score_lower_and_the_gold_scores_best(client, finished):
@@ -350,7 +372,10 @@ def test_the_staff_api_takes_a_model_and_returns_its_result(client, finished, ow
     got = client.get(f"{url}/{body['id']}", HTTP_AUTHORIZATION=auth).json()
     assert got["status"] == "done" and got["result"]["n"] == 45
     board = client.get(url, HTTP_AUTHORIZATION=auth).json()["models"]
-    assert [r["model"] for r in board] == ["m"] and board[0]["rho_w_low"] is not None
+    assert [r["model"] for r in board] == ["m"]
+    rho_w = got["result"]["bootstrap"]["rho_w"]  # the basic interval, clipped to [-1, 1]
+    assert board[0]["rho_w_low"] == pytest.approx(max(rho_w["basic_low"], -1.0))
+    assert board[0]["rho_w_high"] == pytest.approx(min(rho_w["basic_high"], 1.0))
 
 
 def test_the_command_evaluates_a_model_and_refuses_a_bad_file(finished, tmp_path):
@@ -412,4 +437,10 @@ def test_studies_of_every_design_and_estimator_can_be_evaluated(
     # Rescoring the stored votes as the study did gives exactly the study's final scores.
     assert evaluation.result["study"]["reproduces_export"] is True
     assert evaluation.result["study"]["max_score_difference"] == 0.0
-    assert evaluation.result["bootstrap"]["rho_w"]["basic_low"] is not None
+    result = evaluation.result
+    for metric in ("rho_w", "tau_w"):
+        block, point = result["bootstrap"][metric], result[metric]
+        assert -1 <= block["low"] <= block["mean"] <= block["high"] <= 1
+        assert block["sd"] > 0  # the resamples differ
+        assert block["basic_low"] == pytest.approx(2 * point - block["high"], abs=1e-12)
+        assert block["basic_high"] == pytest.approx(2 * point - block["low"], abs=1e-12)

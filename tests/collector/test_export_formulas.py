@@ -68,10 +68,10 @@ def tokens_file() -> str:
 
 
 def close_in_process(study: Study, number: int, monkeypatch) -> None:
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study)
     monkeypatch.undo()
-    lifecycle.close_ballot(study.ballots.get(number=number).pk)
+    lifecycle.finish_close(study.ballots.get(number=number).pk)
 
 
 def rows_of(text: str, delimiter: str = ",") -> list[list[str]]:

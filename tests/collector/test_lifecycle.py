@@ -19,7 +19,7 @@ from tests.collector.helpers import finish_in_process, make_study, simulate
 
 def _answer_all(study: Study, monkeypatch) -> Ballot:
     """Answer ballot 1 fully without enqueueing the close; leaves it ``closing``."""
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study)
     monkeypatch.undo()
     ballot = study.ballots.get(number=1)
@@ -79,7 +79,7 @@ def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(
 ):
     study = make_study()
     enqueued: list[int] = []
-    monkeypatch.setattr(jobs, "send_close_ballot", enqueued.append)
+    monkeypatch.setattr(jobs, "send_finish_close", enqueued.append)
     ballot = study.ballots.get()
     with django_capture_on_commit_callbacks(execute=True):
         simulate(study, limit=55)
@@ -91,11 +91,11 @@ def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_close_ballot_run_twice_stores_one_set_of_scores_and_one_next_ballot(monkeypatch):
+def test_finishing_a_close_twice_stores_one_set_of_scores_and_one_next_ballot(monkeypatch):
     study = make_study()
     ballot = _answer_all(study, monkeypatch)
-    first = lifecycle.close_ballot(ballot.pk)
-    second = lifecycle.close_ballot(ballot.pk)
+    first = lifecycle.finish_close(ballot.pk)
+    second = lifecycle.finish_close(ballot.pk)
     assert "ballot 2 is pending" in first
     assert "nothing to do" in second
     assert study.ballots.filter(number=2).count() == 1
@@ -113,7 +113,7 @@ def test_two_concurrent_closes_leave_exactly_one_next_ballot(monkeypatch):
 
     def close():
         try:
-            results.append(lifecycle.close_ballot(ballot.pk))
+            results.append(lifecycle.finish_close(ballot.pk))
         except BaseException as exc:  # surfaced below
             errors.append(exc)
         finally:
@@ -141,15 +141,15 @@ def test_a_close_that_crashes_mid_way_leaves_nothing_and_a_retry_completes(monke
 
     monkeypatch.setattr(lifecycle, "store_ballot", crash)
     with pytest.raises(RuntimeError, match="worker killed"):
-        lifecycle.close_ballot(ballot.pk)
+        lifecycle.finish_close(ballot.pk)
     ballot.refresh_from_db()
     assert ballot.status == Ballot.Status.CLOSING
     assert not ItemScore.objects.filter(ballot=ballot, x__isnull=False).exists()
     assert not study.ballots.filter(number=2).exists()
 
     monkeypatch.setattr(lifecycle, "store_ballot", real_store)
-    assert "ballot 2 is pending" in lifecycle.close_ballot(ballot.pk)
-    assert "nothing to do" in lifecycle.close_ballot(ballot.pk)
+    assert "ballot 2 is pending" in lifecycle.finish_close(ballot.pk)
+    assert "nothing to do" in lifecycle.finish_close(ballot.pk)
     assert study.ballots.filter(number=2).count() == 1
     assert ItemScore.objects.filter(ballot=ballot, x__isnull=False).count() == 28
 
@@ -158,7 +158,7 @@ def test_a_close_that_crashes_mid_way_leaves_nothing_and_a_retry_completes(monke
 def test_the_next_ballot_opens_at_once_when_the_study_says_so(monkeypatch):
     study = make_study(auto_open=True)
     ballot = _answer_all(study, monkeypatch)
-    lifecycle.close_ballot(ballot.pk)
+    lifecycle.finish_close(ballot.pk)
     assert study.ballots.get(number=2).status == Ballot.Status.OPEN
 
 
@@ -179,10 +179,10 @@ def test_the_last_close_finishes_the_study_with_final_ranks(monkeypatch):
 def test_bradley_terry_studies_score_with_the_pooled_strength(monkeypatch):
     study = make_study(n_ballots=2, estimator=Study.Estimator.BRADLEY_TERRY, auto_open=True)
     for number in (1, 2):
-        monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+        monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
         simulate(study)
         monkeypatch.undo()
-        lifecycle.close_ballot(study.ballots.get(number=number).pk)
+        lifecycle.finish_close(study.ballots.get(number=number).pk)
     scores = ItemScore.objects.filter(ballot__study=study, ballot__number=2)
     assert all(s.strength is not None for s in scores)
     top = Item.objects.get(study=study, final_rank=1)
@@ -207,7 +207,7 @@ def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(monkeypat
     study = make_study(per_voter_cap=100)
     ballot = study.ballots.get()
     enqueued: list[int] = []
-    monkeypatch.setattr(jobs, "send_close_ballot", enqueued.append)
+    monkeypatch.setattr(jobs, "send_finish_close", enqueued.append)
     voters = [
         Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant=f"t{i}")
         for i in range(8)
@@ -243,7 +243,7 @@ def test_an_early_close_between_a_votes_commit_and_its_last_vote_check_closes_on
     study = make_study()
     ballot = study.ballots.get()
     enqueued: list[int] = []
-    monkeypatch.setattr(jobs, "send_close_ballot", enqueued.append)
+    monkeypatch.setattr(jobs, "send_finish_close", enqueued.append)
     voter = Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant="v")
     comparison = store.next_comparison(voter)
     assert comparison is not None
@@ -290,4 +290,4 @@ def test_a_fresh_django_process_knows_every_background_task_by_name():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
     ).stdout.split()  # fmt: skip
-    assert {jobs.CLOSE_BALLOT, jobs.EVALUATE_MODEL, "collector.tasks.sweep_ballots"} <= set(out)
+    assert {jobs.FINISH_CLOSE_JOB, jobs.EVALUATE_MODEL, "collector.tasks.sweep_ballots"} <= set(out)

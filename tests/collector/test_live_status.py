@@ -88,7 +88,7 @@ def test_the_live_figures_and_the_interim_ranking_come_as_csv(client, owner, mon
     assert header[:3] == ["ballot", "status", "answered"] and rows[0]["answered"] == "4"
     assert int(rows[0]["items_without_answer"]) > 0 and rows[0]["status"] == "open"
     assert read_csv(b"".join(client.get("/staff/csv/interim.csv")).decode())[1] == []
-    monkeypatch.setattr(jobs, "send_close_ballot", lifecycle.close_ballot)
+    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
     lifecycle.close_early(study.ballots.get(number=1).pk)
     header, rows = read_csv(b"".join(client.get("/staff/csv/interim.csv")).decode())
     assert header == ["rank", "item_id", "area", "token_a", "token_b", "score"]

@@ -49,7 +49,7 @@ def counts(client, study) -> list[int]:
 
 
 def test_the_watch_pages_queries_do_not_grow_with_the_study(client, monkeypatch):
-    monkeypatch.setattr(jobs, "send_close_ballot", lifecycle.close_ballot)
+    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
     owner = staff_user(client)
     small, large = grown(owner, 40, 3), grown(owner, 400, 30)
     assert small.ballots.get(number=2).status == large.ballots.get(number=2).status == "open"

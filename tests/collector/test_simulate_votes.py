@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def no_close_job(monkeypatch):
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
 
 
 def test_comparisons_leased_to_others_are_reported_as_a_wait_not_a_need_for_voters():

@@ -111,7 +111,7 @@ def test_the_study_list_and_page_show_ballots_and_progress(client, study):
 
 
 def test_staff_open_and_close_a_ballot_with_post_forms(client, study, monkeypatch):
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     assert client.get(f"/staff/{study.slug}/ballots/1/open/").status_code == 405
     response = client.post(f"/staff/{study.slug}/ballots/1/open/")
     assert response.status_code == 302
@@ -217,7 +217,7 @@ def test_every_model_has_an_admin_page_and_a_study_with_votes_can_be_deleted(
 
     client.force_login(_user("root", superuser=True))
     lifecycle.open_ballot(study.ballots.get().pk)
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, limit=10)
     for model in ("study", "area", "token", "item", "ballot", "itemscore", "voter", "comparison",
                   "vote"):  # fmt: skip
@@ -248,10 +248,10 @@ def test_a_running_study_shows_its_interim_ranking_after_a_closed_ballot(
     study = make_study(created_by=owner, n_ballots=3, auto_open=True, slug="interim")
     page = client.get("/staff/interim/").content.decode()
     assert "Interim ranking" not in page  # no ballot closed yet
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study)
     monkeypatch.undo()
-    lifecycle.close_ballot(study.ballots.get(number=1).pk)
+    lifecycle.finish_close(study.ballots.get(number=1).pk)
     page = client.get("/staff/interim/").content.decode()
     assert "Interim ranking after ballot 1" in page
     best = (

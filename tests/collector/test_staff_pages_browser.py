@@ -71,12 +71,12 @@ def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeyp
     assert finished.status == Study.Status.FINISHED and len(finished.slug) > 60
     running = make_study(tokens=TOKENS, name=LONG + " (second run)", n_ballots=3, m=4,
                          auto_open=True, created_by=staff.owner)  # fmt: skip
-    monkeypatch.setattr("collector.jobs.send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr("collector.jobs.send_finish_close", lambda ballot_id: None)
     from collector.studies import lifecycle
     from tests.collector.helpers import simulate
 
     simulate(running)
-    lifecycle.close_ballot(running.ballots.get(number=1).pk)
+    lifecycle.finish_close(running.ballots.get(number=1).pk)
     base = live_server.url
     pages = {
         "list": ("/staff/", ("studies",)),

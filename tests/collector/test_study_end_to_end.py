@@ -11,6 +11,7 @@ import pytest
 import ranking
 from collector.models import Ballot, Comparison, ItemScore, Study
 from collector.studies import lifecycle
+from ranking.protocol import select_top
 from tests.collector.helpers import export, make_study, read_csv, simulate, wait_closed
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -90,13 +91,12 @@ def test_it_runs_an_adaptive_study_of_three_ballots_end_to_end(celery_worker, tm
         items = np.array(sorted(i for i, r in by_item.items() if r[f"x_{k}"] != ""))
         assert items.size == size
         n_next = sizes[k] if k < len(sizes) else 0
-        state, out = ranking.close_ballot(
-            state, items, pairs, first, n_next, np.random.default_rng([11, k, 3])
-        )
+        state, out = ranking.score_ballot(state, items, pairs, first)
         for i in items:
             assert float(by_item[i][f"x_{k}"]) == pytest.approx(out.x[i], abs=1e-12)
         if n_next:
-            assert sorted(out.next_items.tolist()) == _members(study.ballots.get(number=k + 1))
+            chosen = select_top(items, out.score, [n_next], np.random.default_rng([11, k, 3]))
+            assert sorted(chosen.tolist()) == _members(study.ballots.get(number=k + 1))
     for i, r in by_item.items():
         assert float(r["score"]) == pytest.approx(state.ybar[i], abs=1e-12)
         assert int(r["appearances"]) == sum(
@@ -154,10 +154,10 @@ def test_a_close_enqueued_twice_leaves_one_next_ballot(celery_worker):
     ballot = study.ballots.get(number=1)
     simulate(study, limit=10)
     Ballot.objects.filter(id=ballot.pk).update(status=Ballot.Status.CLOSING)
-    tasks.close_ballot.delay(ballot.pk)
-    tasks.close_ballot.delay(ballot.pk)
+    tasks.finish_close_job.delay(ballot.pk)
+    tasks.finish_close_job.delay(ballot.pk)
     wait_closed(ballot)
-    tasks.close_ballot.delay(ballot.pk).get(timeout=30)  # a late duplicate, after the close
+    tasks.finish_close_job.delay(ballot.pk).get(timeout=30)  # a late duplicate, after the close
     assert study.ballots.filter(number=2).count() == 1
     assert ItemScore.objects.filter(ballot__study=study, ballot__number=2).count() == 14
 

@@ -28,7 +28,7 @@ def cells(page: str, slug: str) -> str:
 def test_the_list_shows_each_studys_state_current_ballot_progress_and_voter_link(
     client, owner, monkeypatch
 ):
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     running = make_study(created_by=owner, slug="running")
     simulate(running, limit=5)
     make_study(created_by=owner, slug="setup", open_first=False)

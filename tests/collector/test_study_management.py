@@ -184,7 +184,7 @@ def test_duplicate_opens_the_new_study_form_filled_from_the_study(client, owner,
     add_checks(source, 2, every=7, fail_limit=3)
     from collector import jobs
 
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(source, limit=5)
     assert 'href="/staff/new/?from=source">Duplicate…</a>' in client.get("/staff/source/").text
     page = client.get("/staff/new/?from=source")
@@ -363,7 +363,7 @@ def test_a_wrong_confirmation_is_refused_with_400_and_nothing_is_deleted(
 ):
     from collector import jobs
 
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, limit=6)
     response = client.post(f"/staff/{study.slug}/delete/", {"confirm": typed})
     assert response.status_code == 400
@@ -376,7 +376,7 @@ def test_a_wrong_confirmation_is_refused_with_400_and_nothing_is_deleted(
 def test_staff_delete_a_study_with_votes_by_typing_its_slug(client, study, monkeypatch):
     from collector import jobs
 
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, limit=6)
     other = make_study(created_by=study.created_by, slug="kept")
     response = client.post(f"/staff/{study.slug}/delete/", {"confirm": f" {study.slug} "})

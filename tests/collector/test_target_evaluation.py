@@ -83,12 +83,26 @@ def test_a_target_studys_leaderboard_shows_macro_figures_the_ag_score_and_each_t
     assert set(result["ag_types"]) == {
         "positive-positive", "positive-distractor", "positive-random", "other"
     }  # fmt: skip
-    assert result["macro"]["bootstrap"]["rho_w"]["basic_low"] is not None
-    assert result["ag_bootstrap"]["low"] <= result["ag_bootstrap"]["high"]
+    # The macro interval against a direct computation: the mean of the resamples' macro means
+    # is the mean of the targets' resample means (every target has 4 or more candidates).
+    for report in (result, noisy.result):
+        for metric in ("rho_w", "tau_w"):
+            block, point = report["macro"]["bootstrap"][metric], report["macro"][metric]
+            targets_mean = np.mean([t["bootstrap"][metric]["mean"] for t in report["targets"]])
+            assert block["mean"] == pytest.approx(targets_mean, abs=1e-12)
+            assert block["low"] <= block["mean"] <= block["high"]
+            assert block["basic_low"] == pytest.approx(2 * point - block["high"], abs=1e-12)
+            assert block["basic_high"] == pytest.approx(2 * point - block["low"], abs=1e-12)
+    ag = noisy.result["ag_bootstrap"]
+    assert 0 <= ag["low"] <= ag["mean"] <= ag["high"] <= 1
+    assert ag["basic_low"] == pytest.approx(2 * noisy.result["ag_score"] - ag["high"], abs=1e-12)
     board = client.get("/staff/targets/models/leaderboard.json").json()["models"]
     assert [r["model"] for r in board] == ["exact", "noisy"]  # by macro rho_w
-    assert board[1]["macro_rho_w"] < 1 and board[1]["macro_rho_w_low"] is not None
-    assert board[1]["ag_score_low"] is not None and 0 <= board[1]["ag_score_low"] <= 1
+    noisy_rho_w = noisy.result["macro"]["bootstrap"]["rho_w"]
+    assert board[1]["macro_rho_w"] == pytest.approx(noisy.result["macro"]["rho_w"])
+    assert board[1]["macro_rho_w"] < 1
+    assert board[1]["macro_rho_w_low"] == pytest.approx(max(noisy_rho_w["basic_low"], -1))
+    assert board[1]["ag_score_low"] == pytest.approx(max(ag["basic_low"], 0))
     header, rows = read_csv(b"".join(client.get("/staff/targets/models/leaderboard.csv")).decode())
     assert {"macro_rho_w", "macro_rho_w_low", "ag_score", "ag_comparisons", "mrr"} <= set(header)
     assert rows[0]["model"] == "exact" and float(rows[0]["macro_rho_w"]) == pytest.approx(1.0)

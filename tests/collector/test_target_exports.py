@@ -143,7 +143,7 @@ def test_each_targets_rank_in_target_recomputes_from_the_votes_per_target(target
     gold = read_gold(ranking_path)
     votes = read_votes(votes_path, gold)
     assert gold.groups is not None and votes.groups is not None
-    score = rescore(votes, np.random.default_rng(0), estimator=targets.estimator)
+    score = rescore(votes, estimator=targets.estimator)
     assert gold.scores is not None
     assert np.allclose(score, gold.scores, rtol=0, atol=1e-12)
     # Each target's rank_in_target is its candidates' order by the rescored score.
@@ -156,7 +156,7 @@ def test_each_targets_rank_in_target_recomputes_from_the_votes_per_target(target
         by_rank = mine[np.argsort(within[mine])]
         assert np.all(np.diff(score[by_rank]) <= 0)
     # Scored as one pool (no targets), the same votes give other scores: the groups matter.
-    pooled = rescore(replace(votes, groups=None), np.random.default_rng(0))
+    pooled = rescore(replace(votes, groups=None))
     assert not np.allclose(pooled, gold.scores, rtol=0, atol=1e-9)
 
 

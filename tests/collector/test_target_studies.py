@@ -139,7 +139,7 @@ def test_simulated_votes_give_each_target_its_own_truth(monkeypatch) -> None:
     study = make_study(targets=targets_csv([8, 8]), n_ballots=1, m=6, design="round_robin")
     # The last vote's close is not sent: a session's Celery worker closing the ballot while the
     # test's database is flushed would deadlock with the flush.
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, voters=20)
     # Each target's first candidate is its most related (exponential truth per target), so it
     # wins most of its comparisons in both targets.

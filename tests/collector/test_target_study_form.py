@@ -245,7 +245,7 @@ def test_a_target_study_is_predicted_per_target_with_a_crowd(client, owner, monk
     from collector.staff import crowd
 
     pilot = make_study(created_by=owner, n_tokens=12, m=4)
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(pilot, limit=80)
     asked = []
 

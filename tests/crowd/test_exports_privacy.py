@@ -42,7 +42,7 @@ def finished_study(make_study):
                 busy = True
     ballot = study.ballots.get(number=1)
     assert ballot.status == "closing"
-    lifecycle.close_ballot(ballot.pk)  # the task's body; the test's transaction never commits
+    lifecycle.finish_close(ballot.pk)  # the task's body; the test's transaction never commits
     study.refresh_from_db()
     assert study.status == "finished"
     return study

@@ -28,9 +28,10 @@ SEEDS = (1, 2, 3)
 
 def offline(n_items: int) -> dict[str, tuple[float, float]]:
     z = ranking.crowd.underlying_similarity("exponential", n_items)
-    runs = ranking.run_simulations(
-        z, sims=200, seed=7, m=M, alpha=ALPHA, n_ballots=N_BALLOTS, n_voters=CROWD
+    settings = ranking.simulation.SimulationSettings(
+        m=M, alpha=ALPHA, n_ballots=N_BALLOTS, n_voters=CROWD
     )
+    runs = ranking.run_simulations(z, settings, sims=200, seed=7)
     return {k: (v[0], v[1]) for k, v in runs.mean_sd("adaptive").items()}  # type: ignore[misc]
 
 

@@ -33,7 +33,7 @@ COMPARISONS = 56  # ballot 1 of the default study: 28 items, M = 4
 SEND_CLOSE = """
 import json
 from collector import tasks
-print(json.dumps(tasks.close_ballot.delay({ballot}).get(timeout=60)))
+print(json.dumps(tasks.finish_close_job.delay({ballot}).get(timeout=60)))
 """
 SWEEP = """
 import json
@@ -96,7 +96,7 @@ def test_worker_killed_while_closing_a_ballot_closes_it_once_after_restart(stack
     time.sleep(max(0.0, killed + 3 - time.monotonic()))
     stack.start_worker()
     wait_until(lambda: ballot_status(pg, study.ballot) == "closed", 60, "the redelivered close")
-    assert "close_ballot" in stack.worker_log.read_text(), "closed by something else"
+    assert "finish_close_job" in stack.worker_log.read_text(), "closed by something else"
     # One more delivery of the same close (a duplicate message): it must change nothing.
     again = stack.shell(SEND_CLOSE.format(ballot=study.ballot))
     assert again.endswith("nothing to do"), again

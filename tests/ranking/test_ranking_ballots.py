@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranking import ballot_sizes
-from ranking.designs import ballot_pairs
+from ranking.protocol import ballot_pairs
 
 
 def test_it_computes_the_papers_ballot_sizes() -> None:

@@ -18,7 +18,11 @@ from ranking.crowd import load_similarities, reference_relatedness, underlying_s
 from ranking.crowd.likelihood import fold_probability
 from ranking.designs import DESIGNS
 from ranking.simulate import main
-from ranking.simulation import prediction_similarities, simulate_study_votes
+from ranking.simulation import (
+    SimulationSettings,
+    prediction_similarities,
+    simulate_study_votes,
+)
 
 PILOT_ITEMS, PILOT_BALLOTS, PILOT_VOTERS = 300, 3, 30
 
@@ -118,9 +122,9 @@ def test_a_pilot_predicts_the_full_studys_rho_w() -> None:
     prediction = predict_study(fit.crowd_model(), 400, seed=1, **plan)
     assert prediction.settings["items"] == 400 and prediction.comparisons["adaptive"] > 0
     for estimator in ("rescaled_borda", "bradley_terry"):
-        options = {"sims": 8, "seed": 2, "n_ballots": 5, "n_voters": 40, "estimator": estimator}
-        truth = run_simulations(z, crowd=true, **options)
-        paper = run_simulations(z, **options)
+        options = {"n_ballots": 5, "n_voters": 40, "estimator": estimator}
+        truth = run_simulations(z, SimulationSettings(crowd=true, **options), sims=8, seed=2)
+        paper = run_simulations(z, SimulationSettings(**options), sims=8, seed=2)
         predicted = prediction.metric(estimator, "adaptive")[0]
         actual = float(np.mean(truth.values["adaptive"][:, 0]))
         # Adaptive rho_w within 0.03 of the study voted by the true crowd (observed 0.024 and

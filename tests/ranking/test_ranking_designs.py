@@ -2,31 +2,45 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ranking import BallotDriver, StudyState, close_ballot, get_design, run_simulations
+from ranking import BallotDriver, StudyState, get_design, run_simulations, score_ballot
 from ranking.ballots import Purpose, stream
 from ranking.crowd import similarity_for
 from ranking.designs import (
+    BUILT_IN_DESIGNS,
     DESIGNS,
     AdaptiveSchedule,
     Design,
     Parameter,
     Swiss,
-    ballot_pairs,
-    cap_repeats,
+    configured_designs,
+    default_design,
     given_options,
-    pair_cap,
     register_design,
     registered_options,
     round_robin_pairs,
     swiss_pairs,
+    use_designs,
 )
-from ranking.protocol import ballot_sizes, rescale_slope
-from tests.factories import ladder_registered
+from ranking.protocol import (
+    ballot_pairs,
+    ballot_sizes,
+    cap_repeats,
+    pair_cap,
+    rescale_slope,
+    select_top,
+)
+from ranking.simulation import SimulationSettings
+from tests.factories import LADDER
 
 
 def unordered(pairs: np.ndarray) -> np.ndarray:
@@ -123,6 +137,23 @@ def test_swiss_pairs_give_every_member_m_appearances_and_meet_near_scores() -> N
     # Sides and order say nothing about the items: the better item is left about half the time.
     better_left = np.mean(place[pairs[:, 0]] < place[pairs[:, 1]])
     assert 0.45 < better_left < 0.55
+
+
+def test_a_swiss_designs_window_and_cap_reach_its_pairs() -> None:
+    ids, score, m = np.arange(60), np.linspace(1, 0, 60), 8
+    for window, cap in ((3, 1), (40, 1), (12, 3)):
+        design = get_design("swiss", window=window, cap=cap)
+        made = design.pairs(2, ids, score, m, np.random.default_rng(9))
+        direct = swiss_pairs(ids, score, m, np.random.default_rng(9), window=window, cap=cap)
+        assert np.array_equal(made, direct), (window, cap)
+    # A wide window reaches far partners (places 17-19 apart; window 3: about 4) and a cap of 1
+    # shows no pair twice (cap 2 would: close pairs come back).
+    wide = get_design("swiss", window=40, cap=1).pairs(2, ids, score, m, np.random.default_rng(1))
+    assert np.abs(wide[:, 0] - wide[:, 1]).mean() > 12
+    assert multiplicities(wide).max() == 1
+    near = get_design("swiss", window=3, cap=3).pairs(2, ids, score, m, np.random.default_rng(1))
+    assert np.abs(near[:, 0] - near[:, 1]).mean() < 6
+    assert multiplicities(near).max() == 3
 
 
 def test_an_odd_swiss_ballot_gives_one_member_one_extra_appearance() -> None:
@@ -286,33 +317,87 @@ def test_each_group_is_rescaled_and_selected_by_its_own_ybar() -> None:
         assert later.outcome.slopes[g] == pytest.approx(rescale_slope(x, ybar))
 
 
-def test_the_driver_scores_as_close_ballot_does_without_groups() -> None:
+def test_the_driver_scores_as_score_ballot_and_selects_as_select_top_without_groups() -> None:
     driver = BallotDriver(get_design("adaptive"), 40, n_ballots=3, alpha=0.5, m=6, seed=9)
     members = np.arange(40)
     pairs = driver.pairs(1, members, np.full(40, np.nan))
     answers = (pairs[:, 0] < pairs[:, 1]).astype(float)  # the lower id always wins
     closed = driver.close(driver.start(), 1, members, pairs, answers)
-    _, direct = close_ballot(
-        StudyState.new(40), members, pairs, answers, 20, stream(9, 1, Purpose.CLOSE)
-    )
+    _, direct = score_ballot(StudyState.new(40), members, pairs, answers)
+    chosen = select_top(members, direct.score, [20], stream(9, 1, Purpose.CLOSE))
     assert np.array_equal(closed.outcome.ybar, direct.ybar, equal_nan=True)
-    assert np.array_equal(closed.next_members, direct.next_items)
+    assert np.array_equal(closed.next_members, chosen)
+    assert np.array_equal(closed.outcome.next_items, chosen)
 
 
-# --- a design added by registering one module -------------------------------------------
+# --- a design kept outside the package, enabled by the RANKING_DESIGNS setting alone ----------
 
 
 @pytest.fixture
-def ladder():
-    with ladder_registered() as design:
-        yield design
+def ladder_in_the_environment(monkeypatch):
+    """RANKING_DESIGNS in the environment names the built-ins and tests/ladder_design.py."""
+    monkeypatch.setenv("RANKING_DESIGNS", ",".join([*BUILT_IN_DESIGNS, LADDER]))
+    use_designs()  # what importing ranking does with the environment
+    yield
+    monkeypatch.delenv("RANKING_DESIGNS")
+    use_designs()
+    assert "ladder" not in DESIGNS
 
 
-def test_a_registered_design_runs_in_the_simulator_beside_the_others(ladder) -> None:
+def test_the_environment_names_the_designs_and_their_default(monkeypatch) -> None:
+    monkeypatch.setenv("RANKING_DESIGNS", f"{LADDER}, ranking.designs.swiss.Swiss")
+    try:
+        use_designs()
+        assert list(DESIGNS) == ["ladder", "swiss"]
+        assert default_design() == "ladder"
+    finally:
+        monkeypatch.delenv("RANKING_DESIGNS")
+        use_designs()
+    assert configured_designs() == BUILT_IN_DESIGNS
+    assert list(DESIGNS) == ["adaptive", "uniform", "swiss", "round_robin"]
+    assert default_design() == "adaptive"
+
+
+@pytest.mark.parametrize(
+    ("paths", "message"),
+    [
+        (["ranking.designs.nowhere.Design"], "cannot import 'ranking.designs.nowhere.Design'"),
+        (["Ladder"], "not a dotted path"),
+        (["ranking.designs.base.Parameter"], "must be a Design subclass"),
+        (
+            ["ranking.designs.uniform.Uniform", "ranking.simulation.studies._ReferenceCodeUniform"],
+            "two designs are named 'uniform'",
+        ),
+        ([], "at least one design"),
+    ],
+)
+def test_a_wrong_design_setting_is_refused_and_changes_nothing(paths, message) -> None:
+    before = dict(DESIGNS)
+    with pytest.raises(ValueError, match=message):
+        use_designs(paths)
+    assert before == DESIGNS
+
+
+def test_a_design_named_by_the_environment_runs_in_the_simulator(ladder_in_the_environment):
     z = similarity_for("exponential", 120)
-    summary = run_simulations(
-        z, designs=["adaptive", "ladder"], sims=2, seed=0, m=6, n_ballots=3, n_voters=20
-    )
+    settings = SimulationSettings(m=6, n_ballots=3, n_voters=20)
+    summary = run_simulations(z, settings, designs=["adaptive", "ladder"], sims=2, seed=0)
     assert set(summary.values) == {"adaptive", "ladder"}
     assert summary.comparisons["ladder"] == summary.comparisons["adaptive"]
     assert np.all(summary.values["ladder"][:, 0] > 0.5)  # rho_w of a working ranking
+
+
+def test_the_simulators_command_line_takes_a_design_from_the_environment():
+    command = [sys.executable, "-m", "ranking.simulate", "compare", "--designs", "adaptive,ladder",
+               "--dist", "exponential", "--items", "60", "--m", "4", "--ballots", "2",
+               "--voters", "10", "--sims", "2", "--seed", "0", "--json"]  # fmt: skip
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root}
+    env.pop("RANKING_DESIGNS", None)
+    refused = subprocess.run(command, env=env, capture_output=True, text=True, cwd=root)
+    assert refused.returncode == 2 and "design must be one of" in refused.stderr
+    env["RANKING_DESIGNS"] = ",".join([*BUILT_IN_DESIGNS, LADDER])
+    ran = subprocess.run(command, env=env, capture_output=True, text=True, cwd=root, check=True)
+    result = json.loads(ran.stdout)
+    assert [row["design"] for row in result["rows"]] == ["adaptive", "ladder"]
+    assert result["comparisons"]["ladder"] == result["comparisons"]["adaptive"]

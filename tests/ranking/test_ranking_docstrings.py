@@ -11,12 +11,12 @@ MODULES = [
     "ranking.crowd.model",
     "ranking.crowd.voters",
     "ranking.designs",
-    "ranking.designs.advice",
-    "ranking.designs.repeats",
     "ranking.designs.round_robin",
     "ranking.evaluation.tied_metrics",
+    "ranking.protocol.advice",
     "ranking.protocol.bradley_terry",
     "ranking.protocol.budget",
+    "ranking.protocol.repeats",
     "ranking.protocol.scores",
 ]
 

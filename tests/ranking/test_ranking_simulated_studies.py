@@ -13,7 +13,13 @@ import pytest
 from ranking import CrowdModel, run_simulations, simulate_study, table2
 from ranking.crowd import similarity_for
 from ranking.simulate import main
-from ranking.simulation import METRICS, PUBLISHED_TABLE2, VARIANTS, variant_similarity
+from ranking.simulation import (
+    METRICS,
+    PUBLISHED_TABLE2,
+    VARIANTS,
+    SimulationSettings,
+    variant_similarity,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,10 +29,14 @@ def test_one_simulation_scores_the_designs_against_the_true_ranking() -> None:
     careful = CrowdModel(sigma_range=(0.0, 0.0), eps_range=(0.0, 0.0))
     careless = CrowdModel(sigma_range=(0.0, 0.0), eps_range=(0.5, 0.5))  # coin flips
     designs = ["adaptive", "uniform", "swiss"]
-    good = simulate_study(z, np.random.default_rng(0), designs=designs, m=8, n_ballots=3,
-                          crowd=careful)  # fmt: skip
-    bad = simulate_study(z, np.random.default_rng(0), designs=designs, m=8, n_ballots=3,
-                         crowd=careless)  # fmt: skip
+    good = simulate_study(
+        z, np.random.default_rng(0), SimulationSettings(m=8, n_ballots=3, crowd=careful),
+        designs=designs,
+    )  # fmt: skip
+    bad = simulate_study(
+        z, np.random.default_rng(0), SimulationSettings(m=8, n_ballots=3, crowd=careless),
+        designs=designs,
+    )  # fmt: skip
     assert set(good) == set(designs) and all(set(v) == set(METRICS) for v in good.values())
     for design in designs:
         # Noiseless voters rank the items nearly in the true order; coin flips do not (rho_w
@@ -91,7 +101,9 @@ def test_run_simulates_one_design_and_a_target_study(capsys: pytest.CaptureFixtu
 
 def test_the_adaptive_design_wins_at_the_top_of_the_ranking() -> None:
     z = similarity_for("exponential", 300)
-    summary = run_simulations(z, sims=4, seed=1, m=10, alpha=0.5, n_ballots=4, n_voters=30)
+    summary = run_simulations(
+        z, SimulationSettings(m=10, alpha=0.5, n_ballots=4, n_voters=30), sims=4, seed=1
+    )
     adaptive = summary.mean_sd("adaptive")["rho_w"][0]
     uniform = summary.mean_sd("uniform")["rho_w"][0]
     assert adaptive is not None and uniform is not None
@@ -101,15 +113,16 @@ def test_the_adaptive_design_wins_at_the_top_of_the_ranking() -> None:
 
 def test_simulations_are_reproducible_with_a_seed() -> None:
     z = similarity_for("power_law", 80)
-    first = run_simulations(z, sims=2, seed=3, m=6, n_ballots=2)
-    second = run_simulations(z, sims=2, seed=3, m=6, n_ballots=2)
+    first = run_simulations(z, SimulationSettings(m=6, n_ballots=2), sims=2, seed=3)
+    second = run_simulations(z, SimulationSettings(m=6, n_ballots=2), sims=2, seed=3)
     assert np.array_equal(first.values["adaptive"], second.values["adaptive"])
 
 
 def test_worker_processes_do_not_change_the_result() -> None:
     z = similarity_for("exponential", 60)
-    serial = run_simulations(z, sims=3, seed=2, m=4, n_ballots=2, n_voters=10)
-    parallel = run_simulations(z, sims=3, seed=2, m=4, n_ballots=2, n_voters=10, jobs=2)
+    settings = SimulationSettings(m=4, n_ballots=2, n_voters=10)
+    serial = run_simulations(z, settings, sims=3, seed=2)
+    parallel = run_simulations(z, settings, sims=3, seed=2, jobs=2)
     for design in ("adaptive", "uniform"):
         assert np.array_equal(serial.values[design], parallel.values[design])
 

@@ -23,6 +23,9 @@ from ranking.evaluation import (
     pair_counts,
     rank_rows,
 )
+from ranking.evaluation.bootstrap import scope_key
+from ranking.evaluation.targets import MACRO_MIN, macro_samples
+from ranking.evaluation.tied_metrics import METRIC_NAMES
 from ranking.files import BinaryComparisons, InputFileError, read_comparisons, read_gold
 from ranking.simulation import simulate_study_votes
 from tests.ranking.test_ranking_evaluation_metrics import quadratic_metrics
@@ -253,7 +256,7 @@ def test_the_votes_are_rescored_per_target_and_the_bootstrap_gives_macro_and_ag_
     target_study: tuple,
 ) -> None:
     z, gold, votes = target_study
-    assert np.array_equal(rescore(votes, np.random.default_rng(1)), gold.scores)
+    assert np.array_equal(rescore(votes), gold.scores)
     models = {"close": np.abs(z) + np.random.default_rng(2).normal(0, 0.02, z.size),
               "noisy": np.abs(z) + np.random.default_rng(3).normal(0, 0.3, z.size)}  # fmt: skip
     result = evaluate(gold, models, rng=np.random.default_rng(4), votes=votes, resamples=40)
@@ -269,6 +272,50 @@ def test_the_votes_are_rescored_per_target_and_the_bootstrap_gives_macro_and_ag_
         assert block["low"] <= block["high"] and block["basic_low"] is not None
     paired = result["paired"][0]["metrics"]
     assert paired["macro_rho_w"]["a_better"] > 0.5 and paired["ag_score"]["difference"] > 0
+
+
+def test_the_macro_bootstrap_takes_each_resamples_mean_over_the_counted_targets() -> None:
+    # Three resamples of three targets; "small" has fewer than MACRO_MIN scored candidates and
+    # does not count; a target whose metric is undefined in a resample (NaN) is left out of
+    # that resample's mean only.
+    targets = [
+        {"target": "a", "coverage": 1.0, "n_items": 5},
+        {"target": "b", "coverage": 0.75, "n_items": 4},
+        {"target": "small", "coverage": 1.0, "n_items": MACRO_MIN - 1},
+    ]
+    a = np.array([0.2, 0.4, 0.9])
+    b = np.array([0.6, np.nan, 0.3])
+    small = np.array([-1.0, -1.0, -1.0])
+    samples = {
+        scope_key(name): dict.fromkeys(METRIC_NAMES, values)
+        for name, values in (("a", a), ("b", b), ("small", small))
+    }
+    means = macro_samples(samples, targets)
+    expected = np.array([(0.2 + 0.6) / 2, 0.4, (0.9 + 0.3) / 2])
+    for metric in METRIC_NAMES:
+        assert np.allclose(means[metric], expected, rtol=0, atol=1e-15), metric
+    assert macro_samples(samples, targets[2:])["rho_w"].size == 0  # no target counts
+
+
+def test_a_target_evaluations_macro_interval_is_the_percentiles_of_the_macro_samples(
+    target_study: tuple,
+) -> None:
+    z, gold, votes = target_study
+    model = np.abs(z) + np.random.default_rng(2).normal(0, 0.1, z.size)
+    result = evaluate(gold, model, rng=np.random.default_rng(4), votes=votes, resamples=40)
+    counted = [t for t in result["targets"] if t["n"] >= MACRO_MIN]
+    assert result["macro"]["targets"] == len(counted) > 1
+    for metric in ("rho_w", "tau_w"):
+        block = result["macro"]["bootstrap"][metric]
+        # The mean of the resamples' macro means is the mean of the targets' resample means
+        # (every target's metric is defined in every resample here: each has >= 4 candidates).
+        assert block["mean"] == pytest.approx(
+            np.mean([t["bootstrap"][metric]["mean"] for t in counted]), abs=1e-12
+        )
+        point = result["macro"][metric]
+        assert block["basic_low"] == pytest.approx(2 * point - block["high"], abs=1e-12)
+        assert block["basic_high"] == pytest.approx(2 * point - block["low"], abs=1e-12)
+        assert block["low"] <= block["mean"] <= block["high"]
 
 
 def write_target_study(tmp_path: Path, gold: GoldStandard, votes) -> tuple[Path, Path]:

@@ -58,7 +58,7 @@ def _drain(base: str, barrier: threading.Barrier) -> dict:
 @pytest.mark.django_db(transaction=True)
 def test_fifty_concurrent_voters_drain_a_ballot_exactly_once(live_server, make_study, monkeypatch):
     closes: list[int] = []
-    monkeypatch.setattr(jobs, "send_close_ballot", closes.append)
+    monkeypatch.setattr(jobs, "send_finish_close", closes.append)
     study = make_study(slug="rush", n_items=40, m=30, cap=CAP)  # 600 comparisons
     n_comparisons = Comparison.objects.count()
     assert n_comparisons == 600 < N_VOTERS * CAP

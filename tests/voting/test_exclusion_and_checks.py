@@ -32,7 +32,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def close_in_process(monkeypatch):
     """A ballot's close runs here, not in a worker (none runs for these tests)."""
-    monkeypatch.setattr(jobs, "send_close_ballot", lifecycle.close_ballot)
+    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
 
 
 def answer_all(voter: Voter, choose=lambda a: "left") -> int:
@@ -70,7 +70,7 @@ def test_excluding_a_voter_voids_their_open_ballot_votes_and_returns_the_compari
     store.vote_and_next(holder, held.pair.id, "left", hand_out=False)
     while Ballot.objects.get(id=ballot.id).status == "open":
         assert answer_all(Voter.objects.create(study=study)) > 0
-    lifecycle.close_ballot(ballot.id)  # the worker's job (a no-op if it ran already)
+    lifecycle.finish_close(ballot.id)  # the worker's job (a no-op if it ran already)
     scores = ItemScore.objects.filter(ballot=ballot)
     assert set(scores.values_list("appearances", flat=True)) <= {4, 5}  # M (footnote 6: M + 1)
     assert scores.aggregate(n=Sum("appearances"))["n"] == 2 * ballot.n_comparisons
@@ -81,7 +81,7 @@ def test_an_excluded_voters_votes_in_closed_ballots_stay_and_are_marked(make_stu
     early = Voter.objects.create(study=study)
     answer_all(early)
     ballot = Ballot.objects.get(study=study, number=1)
-    lifecycle.close_ballot(ballot.id)
+    lifecycle.finish_close(ballot.id)
     assert Ballot.objects.get(id=ballot.id).status == "closed"
     kept = Vote.objects.filter(voter=early).count()
     assert store.exclude_voter(early.id, "low agreement") == 0  # no open ballot: nothing voided

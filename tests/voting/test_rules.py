@@ -134,7 +134,7 @@ def test_a_repeated_identical_vote_returns_the_stored_one_and_the_outstanding_co
 
 
 def test_a_comparison_voided_by_an_early_close_is_refused(voter, monkeypatch):
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)  # no close job
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)  # no close job
     c = store.next_comparison(voter)
     lifecycle.close_early(c.ballot_id)
     err = refused(voter, c.id)

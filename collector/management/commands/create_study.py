@@ -9,7 +9,7 @@ from collector.audit.trail import record
 from collector.management.commands._common import acting_user, actor, add_as_argument
 from collector.models import Study
 from collector.studies import creating, importing, lifecycle
-from ranking.designs import DEFAULT_DESIGN, DESIGNS, given_options, registered_options
+from ranking.designs import DESIGNS, default_design, given_options, registered_options
 
 
 def read_file(path: str, what: str) -> bytes:
@@ -47,7 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--ballots", type=int, required=True, help="n_b")
         parser.add_argument("--alpha", type=float, required=True)
         parser.add_argument("--m", type=int, required=True, help="comparisons per item (M)")
-        parser.add_argument("--design", choices=tuple(DESIGNS), default=DEFAULT_DESIGN)
+        parser.add_argument("--design", choices=tuple(DESIGNS), default=default_design())
         for name, help_text in _design_options().items():
             parser.add_argument(f"--{name}", type=int, default=None, help=help_text)
         parser.add_argument("--estimator", choices=Study.Estimator.values, default="rescaled_borda")

@@ -1,4 +1,8 @@
-"""Which design a target study's pools call for, measured in simulation (docs/science.md)."""
+"""Which design a target study's pools call for, measured in simulation (docs/science.md).
+
+The planner's advice beside a target study's plan (:func:`ranking.plan_study` gives the budget);
+it names the built-in designs through their classes.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+
+from ..designs.adaptive import Adaptive
+from ..designs.round_robin import RoundRobin
+from ..designs.swiss import Swiss
 
 __all__ = ["Advice", "ROUND_ROBIN_BELOW", "SWISS_FROM", "advise_design"]
 
@@ -44,7 +52,7 @@ def advise_design(candidates: npt.ArrayLike) -> Advice:
     median = float(np.median(sizes)) if sizes.size else 0.0
     if median < ROUND_ROBIN_BELOW:
         return Advice(
-            "round_robin",
+            RoundRobin.name,
             {},
             f"targets of about {median:g} candidates: under ~{ROUND_ROBIN_BELOW}, one round-robin "
             "ballot (every pair of candidates equally often) ranks best in simulation; adaptive "
@@ -52,13 +60,13 @@ def advise_design(candidates: npt.ArrayLike) -> Advice:
         )
     if median >= SWISS_FROM:
         return Advice(
-            "swiss",
+            Swiss.name,
             {"window": 3},
             f"targets of about {median:g} candidates: from ~{SWISS_FROM}, Swiss with window 3 "
             "ranks each target's top best in simulation (then the paper's adaptive design)",
         )
     return Advice(
-        "adaptive",
+        Adaptive.name,
         {},
         f"targets of about {median:g} candidates: between {ROUND_ROBIN_BELOW} and {SWISS_FROM} the "
         "designs are close in simulation; the paper's adaptive design is the safe choice",

@@ -1,0 +1,347 @@
+"""Is the top settled? The probability that each current top item is truly in the top ``k``.
+
+After ballot ``j`` of a study the current ranking sorts every item by its score (the study's
+estimator, :func:`ranking.ballots.rescore` of the votes of ballots ``1..j``). For a top ``k``
+(10, 20, 50, the survivors of the last ballot, or any other), :func:`settled_top` estimates for
+each of the current top ``k`` items the probability that it belongs to the true top ``k``, and
+their sum, the expected overlap of the current top ``k`` with the true one.
+
+The estimate is a voter bootstrap (as :func:`ranking.evaluation.voter_bootstrap`: the voters of
+ballots ``1..j`` drawn with replacement, every ballot keeping its items, the votes rescored):
+an item's *share* is the share of resamples with the item in their top ``k``. The plain share
+is overconfident where the top's similarities are close together: the current top items were
+picked for their high scores (their noise is partly in their favour, which resampling around
+the observed scores does not undo), the pairs each item met are held fixed, and an item an
+early ballot dropped by chance keeps its early score in every resample. The product's
+probability is the share through a calibration map fitted on simulated studies
+(:func:`calibrated`: ``expit(SLOPE * logit(p) + OFFSET)``, Platt scaling; docs/science.md, "Is
+the top settled?", for the fit, its seeds and the check on other seeds).
+
+Cost: ``resamples`` rescorings of the study's votes up to ballot ``j`` and a partial sort of
+every resample's scores (:data:`MAX_RESAMPLE_VOTES` caps the work of a large study).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .._validation import FloatArray, IntArray, check_generator, check_int
+from ..ballots.replay import StudyVotes, rescore
+from ..protocol.closing import ESTIMATORS, Estimator
+from ..protocol.scores import ranks_from_scores
+from .reliability import without_voters
+
+__all__ = [
+    "DEFAULT_KS",
+    "DEFAULT_RESAMPLES",
+    "OFFSET",
+    "SLOPE",
+    "MAX_RESAMPLE_VOTES",
+    "SETTLED",
+    "SettledTop",
+    "TopK",
+    "resamples_for",
+    "settled_top",
+    "calibrated",
+    "survivors",
+    "votes_until",
+]
+
+DEFAULT_KS: tuple[int, ...] = (10, 20, 50)
+DEFAULT_RESAMPLES = 200
+SETTLED = 0.95  # every top item at least this probable: the top k is settled
+# The calibration map of the bootstrap share (fitted: docs/science.md, "Is the top settled?").
+SLOPE = 1.0
+OFFSET = 0.0
+# Votes rescored over all resamples at most: 200 resamples of a 1,000,000-vote study.
+MAX_RESAMPLE_VOTES = 200_000_000
+
+
+def votes_until(votes: StudyVotes, after: int) -> StudyVotes:
+    """The votes of ballots ``1..after`` with those ballots' items (the study as it was when
+    ballot ``after`` closed)."""
+    k = check_int(after, "after", minimum=1)
+    if k > len(votes.ballot_items):
+        raise ValueError(f"the study has {len(votes.ballot_items)} ballots, not {k}")
+    if k == len(votes.ballot_items):
+        return votes
+    keep = votes.ballot < k
+    return StudyVotes(
+        n_items=votes.n_items,
+        ballot=votes.ballot[keep],
+        pairs=votes.pairs[keep],
+        first_score=votes.first_score[keep],
+        voter=votes.voter[keep],
+        ballot_items=votes.ballot_items[:k],
+        voter_names=votes.voter_names,
+        groups=votes.groups,
+    )
+
+
+def survivors(votes: StudyVotes, after: int) -> IntArray:
+    """The survivors of ballot ``after`` per group (one entry without groups): the items of
+    the next ballot, or of the last ballot when ``after`` is the last."""
+    k = check_int(after, "after", minimum=1)
+    count = len(votes.ballot_items)
+    if k > count:
+        raise ValueError(f"the study has {count} ballots, not {k}")
+    items = votes.ballot_items[min(k, count - 1)]
+    if votes.groups is None:
+        return np.array([items.size], dtype=np.int64)
+    n_groups = int(votes.groups.max()) + 1
+    return np.bincount(votes.groups[items], minlength=n_groups).astype(np.int64)
+
+
+def resamples_for(votes: StudyVotes, resamples: int = DEFAULT_RESAMPLES) -> int:
+    """``resamples``, capped so that at most :data:`MAX_RESAMPLE_VOTES` votes are rescored
+    (at least 50)."""
+    wanted = check_int(resamples, "resamples", minimum=1)
+    cap = max(50, MAX_RESAMPLE_VOTES // max(votes.n_votes, 1))
+    return min(wanted, cap)
+
+
+@dataclass(frozen=True, eq=False)
+class TopK:
+    """The current top ``k`` of one ranking (a study's, or one target's).
+
+    Attributes
+    ----------
+    k : int
+    group : int or None
+        The target (group) of a target study; None for an area study.
+    items : numpy.ndarray of int64, shape (k,)
+        The current top ``k``, best first.
+    probability : numpy.ndarray of float64, shape (k,)
+        Each one's estimated probability of being in the true top ``k`` (calibrated).
+    share : numpy.ndarray of float64, shape (k,)
+        The plain bootstrap's: the share of resamples with the item in their top ``k``.
+    threshold : float
+        The probability every top item needs for the top to be settled.
+    """
+
+    k: int
+    group: int | None
+    items: IntArray
+    probability: FloatArray
+    share: FloatArray
+    threshold: float
+
+    @property
+    def expected_overlap(self) -> float:
+        """Expected number of current top ``k`` items in the true top ``k``: the sum of the
+        probabilities."""
+        return float(self.probability.sum())
+
+    @property
+    def in_doubt(self) -> int:
+        """Top items below the threshold."""
+        return int(np.sum(self.probability < self.threshold))
+
+    @property
+    def settled(self) -> bool:
+        return self.in_doubt == 0
+
+    def describe(self) -> str:
+        """The verdict in plain words."""
+        share = f"{self.threshold:.0%}"
+        if self.settled:
+            return (
+                f"The top {self.k} is settled: every item in it is in the true top {self.k} "
+                f"with probability at least {share}."
+            )
+        which = "item is" if self.in_doubt == 1 else "items are"
+        return (
+            f"The top {self.k} is not settled: {self.in_doubt} of its {self.k} {which} in doubt "
+            f"(below {share}); about {self.expected_overlap:.1f} of the {self.k} are expected "
+            f"to be in the true top {self.k}."
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "k": self.k,
+            "group": self.group,
+            "items": self.items.tolist(),
+            "probability": [round(float(p), 4) for p in self.probability],
+            "expected_overlap": round(self.expected_overlap, 3),
+            "in_doubt": self.in_doubt,
+            "settled": self.settled,
+            "threshold": self.threshold,
+            "text": self.describe(),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class SettledTop:
+    """:func:`settled_top`'s result.
+
+    Attributes
+    ----------
+    after : int
+        The ballot after which the figures hold.
+    resamples : int
+        Bootstrap resamples drawn (after the cap of :func:`resamples_for`).
+    slope, offset : float
+        The calibration map applied (:func:`calibrated`).
+    tops : tuple of TopK
+        One per ``k`` (and per target of a target study, targets in order), ``k`` in the order
+        asked; a ``k`` not below a ranking's number of items is left out for it.
+    """
+
+    after: int
+    resamples: int
+    slope: float
+    offset: float
+    tops: tuple[TopK, ...]
+
+    def top(self, k: int, group: int | None = None) -> TopK:
+        """The entry of ``k`` (and ``group``)."""
+        for entry in self.tops:
+            if entry.k == k and entry.group == group:
+                return entry
+        raise KeyError(f"no top {k} for group {group}")
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "after": self.after,
+            "resamples": self.resamples,
+            "slope": self.slope,
+            "offset": self.offset,
+            "tops": [t.to_dict() for t in self.tops],
+        }
+
+
+def calibrated(share: npt.ArrayLike, resamples: int, slope: float = SLOPE,
+               offset: float = OFFSET) -> FloatArray:  # fmt: skip
+    """The product's probability from a plain bootstrap share (module docstring).
+
+    ``expit(slope * logit(p) + offset)`` with ``p = (share * resamples + 1/2) / (resamples + 1)``
+    (the share kept off 0 and 1). ``slope = 1, offset = 0`` is the plain share, so kept.
+    """
+    r = check_int(resamples, "resamples", minimum=1)
+    values = np.asarray(share, dtype=np.float64)
+    if slope == 1.0 and offset == 0.0:
+        return values.copy()
+    p = (values * r + 0.5) / (r + 1.0)
+    logit = np.log(p) - np.log1p(-p)
+    return 1.0 / (1.0 + np.exp(-(slope * logit + offset)))
+
+
+def settled_top(
+    votes: StudyVotes,
+    rng: np.random.Generator,
+    *,
+    after: int | None = None,
+    ks: Sequence[int] = DEFAULT_KS,
+    with_survivors: bool = True,
+    resamples: int = DEFAULT_RESAMPLES,
+    estimator: Estimator = "rescaled_borda",
+    excluded: npt.ArrayLike | None = None,
+    threshold: float = SETTLED,
+    slope: float = SLOPE,
+    offset: float = OFFSET,
+    workers: int = 1,
+) -> SettledTop:
+    """How settled the current top ``k`` is after ballot ``after`` (module docstring).
+
+    Parameters
+    ----------
+    votes : StudyVotes
+        The study's votes with every ballot's items (at least ballots ``1..after``).
+    rng : numpy.random.Generator
+        Breaks the current ranking's ties; resample ``r`` uses the ``r``-th generator spawned
+        from it after that (the same seed, the same figures, whatever ``workers``).
+    after : int, optional
+        The ballot just closed (default: the last of ``votes``).
+    ks : sequence of int, optional
+        The tops asked for; 0 or a ``k`` not below a ranking's items is left out.
+    with_survivors : bool, optional
+        Also the survivors of ballot ``after`` (:func:`survivors`), per target.
+    resamples : int, optional
+        Bootstrap resamples, capped by :func:`resamples_for`.
+    estimator : {"rescaled_borda", "bradley_terry"}, optional
+        The study's estimator.
+    excluded : array_like of int, optional
+        Voter indices whose votes are left out.
+    threshold : float, optional
+        Staff's probability for a settled top (:data:`SETTLED`).
+    slope, offset : float, optional
+        The calibration map of :func:`calibrated` (:data:`SLOPE`, :data:`OFFSET`: the fitted
+        one; 1 and 0: the plain bootstrap).
+    workers : int, optional
+        Threads rescoring resamples (numpy releases the GIL).
+
+    Returns
+    -------
+    SettledTop
+    """
+    gen = check_generator(rng)
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    if not 0.0 < float(threshold) <= 1.0:
+        raise ValueError(f"threshold must lie in (0, 1], got {threshold!r}")
+    if not (np.isfinite(slope) and slope > 0 and np.isfinite(offset)):
+        raise ValueError(f"slope must be positive and offset finite, got {slope!r}, {offset!r}")
+    threads = check_int(workers, "workers", minimum=1)
+    last = len(votes.ballot_items) if after is None else check_int(after, "after", minimum=1)
+    study = votes_until(without_voters(votes, excluded), last)
+    if study.n_votes == 0:
+        raise ValueError(f"no votes in ballots 1..{last}")
+    count = resamples_for(study, resamples)
+    wanted = [check_int(k, "k", minimum=0) for k in ks]
+    point = rescore(study, gen, estimator=estimator)
+    groups = study.groups
+    n_groups = 1 if groups is None else int(groups.max()) + 1
+    members = (
+        [np.arange(study.n_items)]
+        if groups is None
+        else [np.flatnonzero(groups == g) for g in range(n_groups)]
+    )
+    kept = survivors(study, last) if with_survivors else np.zeros(n_groups, dtype=np.int64)
+    plan: list[tuple[int, int, IntArray]] = []  # group, k, the current top k
+    for g, ids in enumerate(members):
+        ranks = ranks_from_scores(point[ids], gen)
+        order = ids[np.argsort(ranks)]
+        for k in dict.fromkeys([*wanted, int(kept[g])]):
+            if 0 < k < ids.size:
+                plan.append((g, k, order[:k]))
+    voters, voter_index = np.unique(study.voter, return_inverse=True)
+    used = sorted({g for g, _, _ in plan})
+
+    def one(child: np.random.Generator) -> list[npt.NDArray[np.bool_]]:
+        drawn = np.bincount(child.integers(0, voters.size, voters.size), minlength=voters.size)
+        score = rescore(study, child, estimator=estimator, multiplicity=drawn[voter_index])
+        rank_of = np.empty(study.n_items, dtype=np.int64)
+        for g in used:
+            rank_of[members[g]] = ranks_from_scores(score[members[g]], child)
+        return [rank_of[top] <= k for _, k, top in plan]
+
+    hits = [np.zeros(k, dtype=np.int64) for _, k, _ in plan]
+    children = gen.spawn(count)
+    if threads == 1:
+        _add(hits, map(one, children))
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            _add(hits, pool.map(one, children))
+    tops = tuple(
+        TopK(
+            k,
+            None if groups is None else g,
+            top,
+            calibrated(total / count, count, slope, offset),
+            total / count,
+            float(threshold),
+        )
+        for (g, k, top), total in zip(plan, hits, strict=True)
+    )
+    return SettledTop(last, count, slope, offset, tops)
+
+
+def _add(hits: list[IntArray], results: Iterable[list[npt.NDArray[np.bool_]]]) -> None:
+    for inside in results:
+        for total, found in zip(hits, inside, strict=True):
+            total += found

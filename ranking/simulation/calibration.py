@@ -1,0 +1,230 @@
+"""Is the settled-top estimate calibrated? Simulated studies, whose truth is known.
+
+Every simulation runs a whole study (:func:`ranking.simulation.simulate_study_votes`: the
+design's ballots through the one ballot driver, a simulated crowd of Section 4.1) and, after
+every ballot, calls :func:`ranking.evaluation.settled_top` as the study page does. Each current
+top item's predicted probability of being in the true top ``k`` (the items' ``|z|`` order,
+:func:`ranking.crowd.true_ranks`) is set against whether it is:
+
+- ``ece``: the expected calibration error, over every top item of every simulation of a cell
+  (one distribution, crowd, ``k`` and ballot), in ten equal-width probability bins:
+  ``sum_b (n_b / n) |mean predicted_b - share truly in the top_b|``;
+- ``bias``: the mean predicted overlap minus the mean true overlap, as a share of ``k``;
+- ``error``: the root mean square of (predicted overlap - true overlap) / ``k`` over the
+  simulations, the per-study error, with ``spread``, the root mean square of the binomial
+  spread ``sqrt(sum_i p_i (1 - p_i)) / k`` a calibrated estimate still misses one study by.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import FloatArray, check_int
+from ..crowd.model import CrowdModel
+from ..crowd.voters import true_ranks
+from ..designs import Design, get_design
+from ..evaluation.settled_top import (
+    DEFAULT_KS,
+    DEFAULT_RESAMPLES,
+    OFFSET,
+    SLOPE,
+    calibrated,
+    settled_top,
+)
+from ..protocol.closing import Estimator
+from .variants import variant_similarity
+from .votes import simulate_study_votes
+
+__all__ = ["BINS", "CROWDS", "CalibrationCell", "CalibrationRun", "calibrate", "cell_figures"]
+
+BINS = 10
+CROWDS: dict[str, CrowdModel] = {
+    "paper": CrowdModel.paper(),
+    "noisier": CrowdModel(sigma_range=(0.1, 0.5), eps_range=(0.05, 0.15), source="noisier"),
+}
+
+
+@dataclass(frozen=True)
+class CalibrationCell:
+    """One cell of the table: a distribution, crowd, ``k`` and ballot, with the calibration
+    map (``slope``, ``offset``) applied to the bootstrap shares."""
+
+    distribution: str
+    crowd: str
+    k: int
+    ballot: int
+    slope: float
+    offset: float
+    sims: int
+    ece: float
+    bias: float
+    error: float
+    spread: float
+    predicted: float  # mean predicted overlap / k
+    true: float  # mean true overlap / k
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "distribution": self.distribution,
+            "crowd": self.crowd,
+            "k": self.k,
+            "ballot": self.ballot,
+            "slope": self.slope,
+            "offset": self.offset,
+            "sims": self.sims,
+            "ece": round(self.ece, 4),
+            "bias": round(self.bias, 4),
+            "error": round(self.error, 4),
+            "spread": round(self.spread, 4),
+            "predicted": round(self.predicted, 4),
+            "true": round(self.true, 4),
+        }
+
+
+def cell_figures(
+    probabilities: Sequence[FloatArray], truths: Sequence[FloatArray], k: int
+) -> dict[str, float]:
+    """``ece``, ``bias``, ``error``, ``spread``, ``predicted`` and ``true`` of one cell from
+    every simulation's top-``k`` probabilities and truth (1.0: truly in the top ``k``)."""
+    p = np.concatenate(probabilities)
+    t = np.concatenate(truths)
+    bins = np.minimum((p * BINS).astype(np.int64), BINS - 1)
+    ece = 0.0
+    for b in range(BINS):
+        inside = bins == b
+        if inside.any():
+            ece += inside.mean() * abs(p[inside].mean() - t[inside].mean())
+    predicted = np.array([q.sum() for q in probabilities]) / k
+    true = np.array([q.sum() for q in truths]) / k
+    spread = np.array([np.sqrt(np.sum(q * (1 - q))) for q in probabilities]) / k
+    return {
+        "ece": float(ece),
+        "bias": float(predicted.mean() - true.mean()),
+        "error": float(np.sqrt(np.mean((predicted - true) ** 2))),
+        "spread": float(np.sqrt(np.mean(spread**2))),
+        "predicted": float(predicted.mean()),
+        "true": float(true.mean()),
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationRun:
+    """Every simulation's plain bootstrap shares and truth, per ``k`` and ballot.
+
+    ``shares[(k, ballot)][i]`` holds simulation ``i``'s top ``k`` items' bootstrap shares after
+    that ballot, ``truths`` the same items' truth (1.0: in the true top ``k``).
+    """
+
+    distribution: str
+    crowd: str
+    sims: int
+    resamples: int
+    shares: dict[tuple[int, int], list[FloatArray]]
+    truths: dict[tuple[int, int], list[FloatArray]]
+    seconds: float
+
+    def cells(self, slope: float = SLOPE, offset: float = OFFSET) -> list[CalibrationCell]:
+        """The table's cells with the calibration map ``slope``, ``offset``
+        (:func:`ranking.evaluation.settled_top.calibrated`)."""
+        return [
+            CalibrationCell(
+                self.distribution,
+                self.crowd,
+                k,
+                after,
+                slope,
+                offset,
+                self.sims,
+                **cell_figures(
+                    [calibrated(q, self.resamples, slope, offset) for q in shares],
+                    self.truths[(k, after)],
+                    k,
+                ),
+            )  # fmt: skip
+            for (k, after), shares in sorted(self.shares.items())
+        ]
+
+
+def calibrate(
+    distribution: str,
+    crowd: str,
+    *,
+    sims: int = 50,
+    seed: int = 0,
+    ks: Sequence[int] = DEFAULT_KS,
+    design: Design | None = None,
+    n_items: int = 990,
+    m: int = 20,
+    alpha: float = 0.5,
+    n_ballots: int = 7,
+    n_voters: int = 100,
+    estimator: Estimator = "rescaled_borda",
+    resamples: int = DEFAULT_RESAMPLES,
+    ballots: Sequence[int] | None = None,
+    progress: Callable[[int], Any] | None = None,
+) -> CalibrationRun:
+    """Simulated studies of one distribution and crowd, the settled top after every ballot.
+
+    Simulation ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for the study and its
+    bootstrap (:func:`ranking.evaluation.settled_top`, the plain shares kept so that any
+    calibration map can be checked on them). ``crowd`` is a name of :data:`CROWDS`;
+    ``ballots`` (default every ballot) the ballots after which the estimate is checked.
+    """
+    count = check_int(sims, "sims", minimum=1)
+    check_int(seed, "seed", minimum=0)
+    if crowd not in CROWDS:
+        raise ValueError(f"crowd must be one of {tuple(CROWDS)}, got {crowd!r}")
+    wanted = [check_int(k, "k", minimum=1) for k in ks]
+    z = variant_similarity(distribution, n_items)
+    truth = true_ranks(z)
+    if any(k >= z.size for k in wanted):
+        raise ValueError(f"every k must be below the {z.size} items")
+    chosen = design or get_design("adaptive")
+    start = time.perf_counter()
+    shares: dict[tuple[int, int], list[FloatArray]] = {}
+    truths: dict[tuple[int, int], list[FloatArray]] = {}
+    drawn = resamples
+    for child in np.random.SeedSequence(seed).spawn(count):
+        gen = np.random.default_rng(child)
+        _, votes = simulate_study_votes(
+            z,
+            gen,
+            m=m,
+            alpha=alpha,
+            n_ballots=n_ballots,
+            n_voters=n_voters,
+            estimator=estimator,
+            crowd=CROWDS[crowd],
+            design=chosen,
+        )
+        closed = len(votes.ballot_items)
+        for after in ballots or range(1, closed + 1):
+            if not 1 <= after <= closed:
+                raise ValueError(f"the study has {closed} ballots, not {after}")
+            result = settled_top(
+                votes,
+                gen,
+                after=after,
+                ks=wanted,
+                with_survivors=False,
+                resamples=resamples,
+                estimator=estimator,
+                slope=1.0,
+                offset=0.0,
+            )
+            drawn = result.resamples
+            for top in result.tops:
+                shares.setdefault((top.k, after), []).append(top.share)
+                truths.setdefault((top.k, after), []).append(
+                    (truth[top.items] <= top.k).astype(np.float64)
+                )
+        if progress is not None:
+            progress(1)
+    return CalibrationRun(
+        distribution, crowd, count, drawn, shares, truths, time.perf_counter() - start
+    )

@@ -1,0 +1,116 @@
+"""Is the top settled? The settled-top probabilities and their calibration (issue 27, item 2)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ranking import StudyVotes
+from ranking.crowd import underlying_similarity
+from ranking.evaluation.settled_top import (
+    SETTLED,
+    TopK,
+    calibrated,
+    settled_top,
+    survivors,
+    votes_until,
+)
+from ranking.simulate import main
+from ranking.simulation import simulate_study_votes, target_similarities
+from ranking.simulation.calibration import calibrate, cell_figures
+
+
+@pytest.fixture(scope="module")
+def votes() -> StudyVotes:
+    z = underlying_similarity("exponential", 80)
+    _, study = simulate_study_votes(z, np.random.default_rng(4), n_ballots=3, n_voters=20)
+    return study
+
+
+def test_top_probabilities_lie_in_0_1_and_sum_to_the_expected_overlap(votes: StudyVotes) -> None:
+    result = settled_top(votes, np.random.default_rng(0), ks=(5, 10), resamples=30)
+    assert [t.k for t in result.tops] == [5, 10, survivors(votes, 3)[0]]
+    for top in result.tops:
+        assert top.items.shape == top.probability.shape == (top.k,)
+        assert np.all((top.probability >= 0) & (top.probability <= 1))
+        assert top.expected_overlap == pytest.approx(float(top.probability.sum()))
+        assert top.in_doubt == int(np.sum(top.probability < SETTLED))
+        assert top.to_dict()["expected_overlap"] == pytest.approx(top.expected_overlap, abs=1e-3)
+
+
+def test_settled_top_is_reproducible_with_its_seed(votes: StudyVotes) -> None:
+    one = settled_top(votes, np.random.default_rng(3), after=2, resamples=20)
+    two = settled_top(votes, np.random.default_rng(3), after=2, resamples=20, workers=2)
+    for a, b in zip(one.tops, two.tops, strict=True):
+        np.testing.assert_array_equal(a.items, b.items)
+        np.testing.assert_array_equal(a.probability, b.probability)
+
+
+def test_the_current_top_is_the_ranking_after_the_ballot_asked_for(votes: StudyVotes) -> None:
+    early = votes_until(votes, 1)
+    assert len(early.ballot_items) == 1 and np.all(early.ballot == 0)
+    assert survivors(votes, 1)[0] == votes.ballot_items[1].size
+    assert survivors(votes, 3)[0] == votes.ballot_items[2].size
+    result = settled_top(votes, np.random.default_rng(0), after=1, ks=(10,), resamples=5)
+    assert result.after == 1
+    with pytest.raises(ValueError, match="3 ballots, not 4"):
+        settled_top(votes, np.random.default_rng(0), after=4)
+
+
+def test_a_settled_top_says_so_in_plain_words() -> None:
+    sure = TopK(3, None, np.arange(3), np.array([1.0, 0.99, 0.96]), np.ones(3), 0.95)
+    assert sure.settled and sure.in_doubt == 0
+    assert sure.describe().startswith("The top 3 is settled: every item in it")
+    unsure = TopK(4, None, np.arange(4), np.array([1.0, 0.9, 0.5, 0.97]), np.ones(4), 0.95)
+    assert not unsure.settled and unsure.in_doubt == 2
+    assert "not settled: 2 of its 4 items are in doubt" in unsure.describe()
+    assert "about 3.4 of the 4" in unsure.describe()
+
+
+def test_the_calibration_map_is_monotone_and_plain_at_slope_one() -> None:
+    share = np.array([0.0, 0.2, 0.5, 0.9, 1.0])
+    np.testing.assert_array_equal(calibrated(share, 200, 1.0, 0.0), share)
+    mapped = calibrated(share, 200, 0.8, -0.2)
+    assert np.all(np.diff(mapped) > 0) and mapped[0] > 0 and mapped[-1] < 1
+
+
+def test_a_target_study_has_a_top_per_target() -> None:
+    z, groups = target_similarities("exponential", 3, 15, np.random.default_rng(0))
+    _, study = simulate_study_votes(z, np.random.default_rng(1), n_ballots=2, groups=groups)
+    result = settled_top(study, np.random.default_rng(2), ks=(5,), resamples=10)
+    fives = [t for t in result.tops if t.k == 5]
+    assert [t.group for t in fives] == [0, 1, 2]
+    for top in fives:
+        assert np.all(groups[top.items] == top.group)
+
+
+def test_cell_figures_of_a_perfect_and_an_overconfident_estimate() -> None:
+    truth = [np.array([1.0, 1.0, 0.0, 0.0])]
+    perfect = cell_figures([np.array([1.0, 1.0, 0.0, 0.0])], truth, 4)
+    assert perfect["ece"] == 0 and perfect["bias"] == 0 and perfect["error"] == 0
+    sure = cell_figures([np.ones(4)], truth, 4)
+    assert sure["bias"] == pytest.approx(0.5) and sure["ece"] == pytest.approx(0.5)
+
+
+def test_a_small_calibrate_run_gives_the_tables_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    run = calibrate("exponential", "paper", sims=2, seed=5, ks=(5,), n_items=60,
+                    n_ballots=2, resamples=10)  # fmt: skip
+    cells = run.cells()
+    assert [(c.k, c.ballot) for c in cells] == [(5, 1), (5, 2)]
+    assert all(c.sims == 2 for c in cells)
+    arguments = "--dist exponential --crowd noisier --sims 1 --k 5 --items 60 --ballots 2"
+    code = main(["calibrate", *arguments.split(), "--resamples", "5", "--json"])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {"passed", "worst_ece", "worst_bias", "slope", "offset", "cells"} <= set(result)
+    assert set(result["cells"][0]) >= {"ece", "bias", "error", "spread", "predicted", "true"}
+    assert [c["ballot"] for c in result["cells"]] == [1, 2]
+
+
+def test_calibrate_refuses_an_unknown_crowd(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["calibrate", "--crowd", "rowdy", "--sims", "1"])
+    assert stopped.value.code == 2
+    assert "--crowd takes" in capsys.readouterr().err
