@@ -39,7 +39,7 @@ def actions(study: Study) -> list[tuple[str, str, dict]]:
 
 
 def test_each_action_on_the_study_page_is_recorded_once_with_its_actor(client, study, monkeypatch):
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     voter = Voter.objects.create(study=study)
     add_checks(study, 1)
     check = study.checks.get()

@@ -238,7 +238,7 @@ def test_a_viewer_cannot_close_a_ballot(client, monkeypatch):
     owner, viewer = staff_user(username="owner"), staff_user(username="viewer")
     study = make_study(created_by=owner)  # ballot 1 open
     StudyMember.objects.create(study=study, user=viewer, role="viewer")
-    monkeypatch.setattr(jobs, "send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     client.force_login(viewer)
     page = client.get(f"/staff/{study.slug}/").content.decode()
     assert "Close ballot 1 now" not in page and "Delete…" not in page and "Pause" not in page
