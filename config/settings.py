@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from here (no CDN)
     "axes",  # staff login: a lockout after repeated wrong passwords
+    "rules",  # a study's roles as object permissions ({% has_perm %} in templates)
     "collector",
 ]
 
@@ -74,6 +75,8 @@ CONTENT_SECURITY_POLICY = env.str(
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # A study's roles (owner, editor, viewer) as object permissions: collector/access.py.
+    "rules.permissions.ObjectPermissionBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))

@@ -1,5 +1,6 @@
-"""The staff's study list: each study with its state, its current ballot's progress and its voter
-link, in two queries however many studies there are. Archived studies have their own list.
+"""The staff's study list: each study the user is a member of, with its state, its current
+ballot's progress, its voter link and the user's role, in two queries however many studies there
+are. Archived studies have their own list.
 """
 
 from __future__ import annotations

@@ -11,11 +11,13 @@ from collector.staff import (
     downloads,
     evaluations,
     figures,
+    history,
     live,
     managing,
     study_list,
     study_new,
     study_page,
+    team,
     voters,
 )
 from collector.voting import preview
@@ -31,6 +33,9 @@ urlpatterns = [
     path("staff/<slug:slug>/archive/", managing.study_archive, name="staff-study-archive"),
     path("staff/<slug:slug>/unarchive/", managing.study_unarchive, name="staff-study-unarchive"),
     path("staff/<slug:slug>/delete/", managing.study_delete, name="staff-study-delete"),
+    # The team and the audit trail (collector.staff.team, collector.staff.history).
+    path("staff/<slug:slug>/team/", team.team_page, name="staff-team"),
+    path("staff/<slug:slug>/history/", history.history_page, name="staff-history"),
     path(
         "staff/<slug:slug>/ballots/<int:number>/open/",
         ballots.ballot_open,
@@ -139,6 +144,11 @@ urlpatterns = [
         "api/v1/staff/studies/<slug:slug>/figures",
         figures.FiguresView.as_view(),
         name="api-staff-figures",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/history",
+        history.HistoryView.as_view(),
+        name="api-staff-history",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/crowd",

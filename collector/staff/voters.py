@@ -23,6 +23,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -35,7 +36,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import ranking
-from collector.access import get_study, staff_required
+from collector.access import CHANGE, get_study, staff_required
+from collector.audit.trail import record
 from collector.models import Study, VoidedVote, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import attention_checks, bulk_sql
@@ -203,9 +205,14 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     """Exclude a voter of the study: see :func:`collector.voting.store.exclude_voter`."""
-    study = get_study(request, slug)
+    study = get_study(request, slug, CHANGE)
     voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
-    voided = store.exclude_voter(voter.pk, request.POST.get("reason", ""))
+    reason = store.exclusion_reason(request.POST.get("reason"))
+    with transaction.atomic():
+        voided = store.exclude_voter(voter.pk, reason)
+        if voided is not None:
+            record(request, "voter.exclude", study, voter=voter.pseudonym, voided=voided,
+                   reason=reason)  # fmt: skip
     if voided is None:
         messages.info(request, f"{voter.pseudonym} was excluded before.")
     else:
@@ -260,11 +267,15 @@ class ExcludeView(StudyView):
     def post(self, request: Request, slug: str, pseudonym: str) -> Response:
         """Exclude a voter: no more comparisons, the open ballot's votes voided and returned to
         the pool, closed ballots' votes kept out of pooled estimates, the excluded code."""
-        study = self.study(request, slug)
+        study = self.study(request, slug, CHANGE)
         voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
         data = request.data if isinstance(request.data, dict) else {}
         reason = store.exclusion_reason(data.get("reason"))
-        voided = store.exclude_voter(voter.pk, reason)
+        with transaction.atomic():
+            voided = store.exclude_voter(voter.pk, reason)
+            if voided is not None:
+                record(request, "voter.exclude", study, voter=voter.pseudonym, voided=voided,
+                       reason=reason)  # fmt: skip
         if voided is None:
             raise Conflict(f"{voter.pseudonym} was excluded before.")
         return Response({"voter": voter.pseudonym, "voided": voided, "reason": reason})
