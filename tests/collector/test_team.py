@@ -213,7 +213,7 @@ def test_a_command_without_as_runs_as_the_operator(study):
 
 
 def test_a_viewer_may_export_with_as_and_an_outsider_may_not(study, tmp_path):
-    from collector.staff.exports import VOTES_HEADER
+    from collector.exports.study_files import VOTES_HEADER
 
     staff_user(username="vera"), staff_user(username="mallory")
     members.add_member(study, "vera", "viewer")
