@@ -138,11 +138,11 @@ def declined_exit(study: Study, voter: Voter | None) -> Exit | None:
 def earned_exit(study: Study, voter: Voter) -> Exit | None:
     """The way out a returning voter has earned on a study that takes no voters (finished,
     archived, not started): the no-consent code if they declined, else the code of what they
-    answered (:mod:`collector.voting.returning`), else None. Hands out nothing: such a study
-    has no pair to give."""
+    answered (:mod:`collector.voting.returning`), else None. Hands out nothing (a comparison
+    still in their hand is not work they can be paid for any more)."""
     if declined := declined_exit(study, voter):
         return declined
-    a = store.next_assignment(voter)
+    a = store.standing(voter)
     if a.completion_code is None or a.outcome is None:
         return None
     return way_out(study, Outcome(a.outcome), voter.platform_data)

@@ -67,6 +67,7 @@ __all__ = [
     "next_assignment",
     "next_comparison",
     "record_vote",
+    "standing",
     "vote_and_next",
 ]
 
@@ -348,6 +349,12 @@ def check_voter(voter: Voter | VoterToken) -> None:
     """Raise what the voter deserves (401 unknown, 403 another study's token), changing nothing:
     for the error paths that answer before a vote reaches the rules."""
     _call(voter, now=timezone.now(), hand_out=False)
+
+
+def standing(voter: Voter | VoterToken) -> Assignment:
+    """Where the voter stands, handing out nothing (not even the comparison in their hand):
+    their progress and the code they have earned, if any."""
+    return _assignment(_call(voter, now=timezone.now(), hand_out=False))
 
 
 def next_assignment(voter: Voter | VoterToken) -> Assignment:
