@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from kombu import Queue
 
 from config import embedded_postgres
 
@@ -176,8 +177,13 @@ MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=5 * 1024 * 1024)
 # (fewer for studies over 10,000 items, where each resample costs more).
 EVALUATION_MAX_UPLOAD_BYTES = env.int("EVALUATION_MAX_UPLOAD_BYTES", default=1024**3)
 EVALUATION_RESAMPLES = env.int("EVALUATION_RESAMPLES", default=1000)
-# At most this many evaluations of one study queued or running at once (more are refused).
+# At most this many evaluations of one study queued or running at once (more are refused). One
+# queued this long with no worker taking it is stuck and stops counting (collector.evaluation.
+# queueing); beat's sweep sends a lost evaluation message again (by age, after
+# EVALUATION_RESEND_SECONDS, when the broker's queue cannot be read).
 EVALUATION_MAX_QUEUED = env.int("EVALUATION_MAX_QUEUED", default=5)
+EVALUATION_STUCK_SECONDS = env.int("EVALUATION_STUCK_SECONDS", default=3600)
+EVALUATION_RESEND_SECONDS = env.int("EVALUATION_RESEND_SECONDS", default=600)
 EVALUATION_RESAMPLES_LARGE = env.int("EVALUATION_RESAMPLES_LARGE", default=200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
@@ -194,16 +200,19 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Two queues, so a ballot close never waits behind a model evaluation: closes (and beat's sweep)
 # go to "closes", evaluations and pooled refits (long jobs) to "evaluations". Deployments run a
-# worker for each (docker-compose.yml: worker and evaluator); one worker may consume both
-# (-Q closes,evaluations) where closes can wait, as in tests of a single close.
+# worker for each (docker-compose.yml: worker and evaluator). Both are declared, so a worker
+# started without -Q (`celery -A config worker`, as Celery's docs start one) consumes both,
+# where closes can wait; /healthz?deep=1 reports a queue nobody consumes.
 CELERY_QUEUE_CLOSES = "closes"
 CELERY_QUEUE_EVALUATIONS = "evaluations"
 CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_EVALUATIONS
+CELERY_TASK_QUEUES = [Queue(CELERY_QUEUE_CLOSES), Queue(CELERY_QUEUE_EVALUATIONS)]
 CELERY_TASK_ROUTES = {
     "collector.tasks.close_ballot": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.remove_expired_identities": {"queue": CELERY_QUEUE_EVALUATIONS},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}
@@ -214,6 +223,10 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-missed-closes": {
         "task": "collector.tasks.sweep_ballots",
         "schedule": env.float("SWEEP_SECONDS", default=60.0),
+    },
+    "remove-expired-identities": {  # DATA_RETENTION_DAYS
+        "task": "collector.tasks.remove_expired_identities",
+        "schedule": 3600.0,
     },
 }
 
@@ -227,6 +240,15 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+
+# Platform ids (Prolific PIDs, MTurk worker ids, participant ids) are stored only as keyed
+# hashes (collector.voting.participant_ids): under this key when set, else under a key derived
+# from SECRET_KEY. Set it to rotate SECRET_KEY without losing returning participants; changing
+# it makes every stored id unrecognisable.
+PARTICIPANT_ID_KEY = env.str("PARTICIPANT_ID_KEY", default="")
+# Days after a study finished when its voters' hashed platform ids, hashed addresses and platform
+# data are removed (beat, daily): nobody can be linked to their votes any more. Unset: kept.
+DATA_RETENTION_DAYS = env.int("DATA_RETENTION_DAYS", default=None)
 
 # Lease hoarding: the voters registered from one address hold at most this many comparisons at
 # once (0: no bound), and at most this share of the open ballot's comparisons (collector.voting.
