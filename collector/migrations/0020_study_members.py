@@ -20,7 +20,7 @@ def creators_become_owners(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("collector", "0016_design_default_from_registry"),
+        ("collector", "0018_withdrawn_votes_and_sent_messages"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

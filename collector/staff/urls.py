@@ -14,6 +14,7 @@ from collector.staff import (
     history,
     live,
     managing,
+    participants,
     study_list,
     study_new,
     study_page,
@@ -24,6 +25,26 @@ from collector.voting import preview
 
 urlpatterns = [
     path("staff/", study_list.study_list, name="staff-studies"),
+    # A participant's data (collector.staff.participants).
+    path("staff/participants/", participants.lookup_page, name="staff-participants"),
+    path("staff/participants/export/", participants.export_json, name="staff-participant-export"),
+    path("staff/participants/delete/", participants.delete, name="staff-participant-delete"),
+    path("staff/<slug:slug>/rescore/", participants.rescore, name="staff-study-rescore"),
+    path(
+        "api/v1/staff/participants/lookup",
+        participants.LookupView.as_view(),
+        name="api-staff-participant-lookup",
+    ),
+    path(
+        "api/v1/staff/participants/forget",
+        participants.ForgetView.as_view(),
+        name="api-staff-participant-forget",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/rescore",
+        participants.RescoreView.as_view(),
+        name="api-staff-study-rescore",
+    ),
     path("staff/new/", study_new.study_new, name="staff-study-new"),
     path("staff/<slug:slug>/", study_page.study_detail, name="staff-study"),
     # Managing a study (collector.staff.managing).

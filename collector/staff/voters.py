@@ -42,6 +42,7 @@ from collector.models import Study, VoidedVote, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import attention_checks, bulk_sql
 from collector.voting import store
+from collector.voting.participant_ids import participant_key
 from ranking.crowd import MIN_AGREEMENT, RUN_LENGTH, SPEEDER_MS
 
 CSV_HEADER = [
@@ -175,10 +176,12 @@ def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[s
 
 
 def find_participant(study: Study, participant: str | None) -> Voter | None:
-    """The study's voter with this platform id (any platform), for payments and rejections."""
+    """The study's voter with this platform id (any platform), for payments and rejections:
+    found by the id's keyed hash, as stored."""
     if not participant:
         return None
-    return Voter.objects.filter(study=study, participant=participant).first()
+    key = participant_key(participant.strip())
+    return Voter.objects.filter(study=study, participant=key).first()
 
 
 def flagged(row: dict[str, Any]) -> bool:

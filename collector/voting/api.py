@@ -39,8 +39,8 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from collector.api_errors import DATABASE_DOWN_DETAIL, DATABASE_DOWN_RETRY_SECONDS
-from collector.models import Study, Voter
-from collector.voting import admission, identity, store
+from collector.models import Study
+from collector.voting import admission, registering, store
 from collector.voting.identity import TOKEN_HEADER, TOKEN_META
 from collector.voting.serializers import (
     EXAMPLE,
@@ -197,24 +197,28 @@ class CreateVoter(VotingEndpoint):
         operation_id="voting_create_voter",
         summary="Register a voter",
         description="Returns a voter token. With a participant id, the same participant always "
-        "gets the same voter (200); otherwise a new anonymous voter is created (201).",
+        "gets the same voter (200); otherwise a new anonymous voter is created (201). A study "
+        "that takes no voters (not started, finished, archived) refuses a participant it has "
+        "never seen (409 with the reason); a returning one gets their token and the code they "
+        "earned. consent false declines: the no-consent code, no token.",
         request=VoterRequest,
-        responses={201: VoterShape, 200: VoterShape, **error_responses(400, 404, 415)},
+        responses={201: VoterShape, 200: VoterShape, **error_responses(400, 404, 409, 415)},
         tags=["voting"],
     )
     def post(self, request: HttpRequest, slug: str) -> JsonResponse:
         study = Study.objects.filter(slug=slug).first()
         if study is None:
             raise NotFound("No such study.")
-        participant = validated(VoterRequest, json_body(request)).get("participant", "").strip()
-        who = (
-            identity.Identity(Voter.Source.PARTICIPANT, participant)
-            if participant
-            else identity.Identity()
-        )
+        data = validated(VoterRequest, json_body(request))
+        participant = data.get("participant", "").strip()
         address = admission.client_address(request)
-        voter, created = identity.get_or_create_voter(study, who, address=address)
-        return JsonResponse({"token": voter.token}, status=201 if created else 200)
+        try:
+            done = registering.register(
+                study, participant, consent=data.get("consent"), address=address
+            )
+        except registering.Refused as e:
+            return JsonResponse({"detail": e.detail, "reason": e.reason}, status=409)
+        return JsonResponse(done.as_dict(), status=201 if done.created else 200)
 
 
 class NextComparison(VoterTokenEndpoint):

@@ -96,7 +96,10 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
         return busy
     closed = lifecycle.is_archived(study)
     running = lifecycle.takes_voters(study)
-    consented = running and identity.consented_before(study, who)
+    known = identity.platform_voter(study, who)  # a platform participant who came before
+    if known is not None and not running and (earned := exits.earned_exit(study, known)):
+        return _way_out_page(request, study, earned)  # no unpaid work, whatever the state
+    consented = running and known is not None and known.consented_at is not None
     if identity.skips_consent(request, consented) or (
         request.method == "POST" and not who.preview and running
     ):
@@ -110,6 +113,7 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
         open=running,
         closed=closed,
         returning=consented or identity.session_voter(request, study.slug) is not None,
+        declined_exit=exits.declined_exit(study, known) if running else None,
         start_url=request.get_full_path(),
         decline_url=reverse("voting:declined", kwargs={"slug": study.slug}) + query,
         refresh=not running and not closed and study.status != Study.Status.FINISHED,
@@ -117,13 +121,26 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
     return render(request, "voting/study_link.html", context)
 
 
+def _way_out_page(request: HttpRequest, study: Study, exit_: exits.Exit) -> HttpResponse:
+    """The page of a way out shown at the study link to a returning participant: the thank-you
+    page with their code, or the no-consent page."""
+    page = "declined" if exit_.outcome == Outcome.NO_CONSENT else "done"
+    context = {"study": study, "exit": exit_, "recorded": True}
+    return render(request, f"voting/{page}.html", context)
+
+
 @require_GET
 @voter_page
 def declined(request: HttpRequest, study: Study) -> HttpResponse:
-    """The "I do not agree" page: the no-consent code and its way out. Nothing is stored."""
+    """The "I do not agree" page: the no-consent code and its way out. Of a platform
+    participant only that they declined is stored (their hashed id), so that they get the code
+    again if they come back; of anyone else nothing."""
     who = identity.identify(request.GET)
+    if lifecycle.takes_voters(study):
+        identity.decline(study, who)
     exit_ = exits.way_out(study, Outcome.NO_CONSENT, who.platform_data)
-    return render(request, "voting/declined.html", {"study": study, "exit": exit_})
+    context = {"study": study, "exit": exit_, "recorded": bool(who.participant)}
+    return render(request, "voting/declined.html", context)
 
 
 def _assignment(request: HttpRequest, voter: Voter, slug: str) -> store.Assignment | None:
@@ -185,7 +202,7 @@ def _vote_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, 
 
 
 def _done_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, Any]:
-    outcome = Outcome.EXCLUDED if a.excluded else Outcome.COMPLETE
+    outcome = Outcome(a.outcome) if a.outcome else Outcome.COMPLETE
     return {"exit": exits.way_out(study, outcome, _platform(voter))}
 
 
