@@ -57,6 +57,7 @@ ACTIONS = {
     "release.publish": "released the dataset",
     "participant.export": "exported a participant's data",
     "participant.forget": "deleted a participant's data",
+    "study.rescore": "rescored the study without withdrawn votes",
 }
 
 

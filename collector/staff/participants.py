@@ -24,7 +24,6 @@ owner or editor of a study (:data:`ROLES`, set on each view as ``required_roles`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -41,25 +40,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from collector.access import get_study, staff_required, visible_studies
+from collector.access import CHANGE, get_study, staff_required, visible_studies
 from collector.models import Study
-from collector.participants import data, forgetting
-from collector.staff.api import ERRORS, Conflict
+from collector.participants import data, forgetting, recording
+from collector.staff.study_api import ERRORS, Conflict
 from collector.studies import rescoring
-from collector.studies.creating import LifecycleError
+from collector.studies.lifecycle import LifecycleError
 
 # The roles of a study that may see and delete a participant's data.
 ROLES = ("owner", "editor")
-
-
-def needs_roles(*roles: str) -> Callable[[Any], Any]:
-    """Mark a view (function or class) with the study roles it needs (``required_roles``)."""
-
-    def mark(view: Any) -> Any:
-        view.required_roles = roles
-        return view
-
-    return mark
 
 
 class LookupForm(forms.Form):
@@ -74,7 +63,11 @@ class LookupForm(forms.Form):
 
 
 def _studies(user: Any, slug: str | None) -> QuerySet[Study]:
+    """The studies whose participants' data the user may see, export and delete: those they own
+    or edit (a superuser: every study)."""
     studies = visible_studies(user)
+    if not user.is_superuser:
+        studies = studies.filter(member_role__in=ROLES)
     return studies.filter(slug=slug) if slug else studies
 
 
@@ -90,7 +83,6 @@ def _summary(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-@needs_roles(*ROLES)
 @staff_required
 @require_http_methods(["GET", "POST"])
 def lookup_page(request: HttpRequest) -> HttpResponse:
@@ -107,7 +99,6 @@ def lookup_page(request: HttpRequest) -> HttpResponse:
     return render(request, "staff/participants.html", context, status=status)
 
 
-@needs_roles(*ROLES)
 @staff_required
 @require_POST
 def export_json(request: HttpRequest) -> HttpResponse:
@@ -117,6 +108,7 @@ def export_json(request: HttpRequest) -> HttpResponse:
         return render(request, "staff/participants.html", {"form": form}, status=400)
     studies = _studies(request.user, form.cleaned_data["study"])
     stored = data.stored_data(form.cleaned_data["platform_id"], studies)
+    recording.exported(request, stored)
     body = json.dumps(stored, indent=2, ensure_ascii=False)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="participant-data.json"'
@@ -130,7 +122,6 @@ class DeleteForm(LookupForm):
     confirm = forms.BooleanField(required=False)
 
 
-@needs_roles(*ROLES)
 @staff_required
 @require_POST
 def delete(request: HttpRequest) -> HttpResponse:
@@ -144,9 +135,9 @@ def delete(request: HttpRequest) -> HttpResponse:
         stored = data.stored_data(platform_id, studies)
         context = {"form": form, "found": _summary(stored["studies"])}
         return render(request, "staff/participant_delete.html", context)
-    # Audit trail: a participant's data deleted (the studies and counts; never the id).
     done = forgetting.forget_participant(platform_id, studies)
-    rescored = _rescore_finished(done) if form.cleaned_data["rescore"] else []
+    recording.forgotten(request, done)
+    rescored = _rescore_finished(request, done) if form.cleaned_data["rescore"] else []
     if not done:
         messages.info(request, "Nothing is stored about this participant in those studies.")
     for result in done:
@@ -160,31 +151,32 @@ def delete(request: HttpRequest) -> HttpResponse:
     return redirect("staff-participants")
 
 
-def _rescore_finished(done: list[forgetting.Forgotten]) -> list[str]:
+def _rescore_finished(request: HttpRequest, done: list[forgetting.Forgotten]) -> list[str]:
     """Rescore the studies whose scored ballots lost votes; their slugs."""
     rescored = []
     for result in done:
         if result.withdrawn:
             study = Study.objects.get(slug=result.study)
             try:
-                rescoring.rescore_without_withdrawn(study.pk)  # audit: study rescored
+                n = rescoring.rescore_without_withdrawn(study.pk)
             except LifecycleError:
                 continue  # a ballot is closing: the study page offers it later
+            recording.rescored(request, study, n)
             rescored.append(result.study)
     return rescored
 
 
-@needs_roles(*ROLES)
 @staff_required
 @require_POST
 def rescore(request: HttpRequest, slug: str) -> HttpResponse:
     """The study page's "Rescore without them"."""
-    study = get_study(request, slug)
+    study = get_study(request, slug, CHANGE)
     try:
-        n = rescoring.rescore_without_withdrawn(study.pk)  # audit: study rescored
+        n = rescoring.rescore_without_withdrawn(study.pk)
     except LifecycleError as exc:
         messages.error(request, f"Not rescored: {exc}.")
     else:
+        recording.rescored(request, study, n)
         messages.success(
             request,
             f"{n} closed ballot{'s' if n != 1 else ''} rescored without the withdrawn votes; "
@@ -218,7 +210,6 @@ def _api_form(request: Request, form_class: type[LookupForm]) -> dict[str, Any]:
     return form.cleaned_data
 
 
-@needs_roles(*ROLES)
 class LookupView(APIView):
     permission_classes = [IsAdminUser]
 
@@ -232,12 +223,12 @@ class LookupView(APIView):
         URL), in the studies one may see (or ``study``); 404 when nothing is."""
         form = _api_form(request, LookupForm)
         stored = data.stored_data(form["platform_id"], _studies(request.user, form["study"]))
+        recording.exported(request, stored)
         if not stored["studies"]:
             raise NotFound("Nothing is stored about this participant in the studies you may see.")
         return Response(stored)
 
 
-@needs_roles(*ROLES)
 class ForgetView(APIView):
     permission_classes = [IsAdminUser]
 
@@ -254,15 +245,14 @@ class ForgetView(APIView):
         studies = _studies(request.user, form["study"])
         if not data.find_voters(form["platform_id"], studies).exists():
             raise NotFound("Nothing is stored about this participant in the studies you may see.")
-        # Audit trail: a participant's data deleted (the studies and counts; never the id).
         done = forgetting.forget_participant(form["platform_id"], studies)
-        rescored = _rescore_finished(done) if form["rescore"] else []
+        recording.forgotten(request, done)
+        rescored = _rescore_finished(request, done) if form["rescore"] else []
         return Response(
             {"forgotten": [r.as_dict() for r in done], "rescored": rescored},
         )
 
 
-@needs_roles(*ROLES)
 class RescoreView(APIView):
     permission_classes = [IsAdminUser]
 
@@ -272,9 +262,10 @@ class RescoreView(APIView):
     def post(self, request: Request, slug: str) -> Response:
         """Rescore the study's closed ballots without the votes withdrawn since they were
         scored, each ballot keeping its items; 409 while a ballot is closing."""
-        study = get_study(request, slug)
+        study = get_study(request, slug, CHANGE)
         try:
-            n = rescoring.rescore_without_withdrawn(study.pk)  # audit: study rescored
+            n = rescoring.rescore_without_withdrawn(study.pk)
+            recording.rescored(request, study, n)
         except LifecycleError as exc:
             raise Conflict(str(exc)) from None
         return Response({"study": study.slug, "ballots_rescored": n})

@@ -16,8 +16,8 @@ from django.db import transaction
 
 from collector.models import Ballot, Study
 from collector.studies import bulk_sql, lifecycle, pooled_fit
-from collector.studies.creating import LifecycleError
-from collector.studies.designs import Purpose, driver, study_rng
+from collector.studies.designs import driver
+from collector.studies.lifecycle import LifecycleError
 from ranking.protocol import ranks_within_groups
 
 __all__ = ["rescore_without_withdrawn"]
@@ -50,8 +50,7 @@ def rescore_without_withdrawn(study_id: int) -> int:
             members = bulk_sql.ballot_members(ballot.pk)
             pairs, first_score = bulk_sql.answered_pairs(study.pk, [ballot.pk])
             state = lifecycle._study_state(study, ballot, n_items)  # as the close built it
-            rng = study_rng(study, ballot.number, Purpose.CLOSE)
-            _state, out = scoring.score(state, members, pairs, first_score, rng)
+            _state, out = scoring.score(state, members, pairs, first_score)
             bulk_sql.update_scores(
                 ballot.pk,
                 item_ids[members],

@@ -50,11 +50,11 @@ def _finished(owner, monkeypatch) -> Study:
     _prolific(study, n=4)
     # The comparison the participant holds goes back (their lease), so the others can finish.
     Comparison.objects.filter(leased_to__isnull=False).update(leased_to=None, lease_expires_at=None)
-    monkeypatch.setattr("collector.jobs.send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr("collector.jobs.send_finish_close", lambda ballot_id: None)
     _answer_all(study, seed=3)
     ballot = study.ballots.get()
     assert ballot.status == Ballot.Status.CLOSING
-    lifecycle.close_ballot(ballot.pk)
+    lifecycle.finish_close(ballot.pk)
     study.refresh_from_db()
     assert study.status == Study.Status.FINISHED
     return study
@@ -169,10 +169,10 @@ def test_the_api_deletes_on_a_finished_study_and_rescores_at_once(client, monkey
 
 def test_rescoring_without_a_withdrawn_vote_gives_exactly_the_stored_scores(client, monkeypatch):
     study = factories.make_study(n_items=12, n_ballots=2, m=4, seed=5, auto_open=True)
-    monkeypatch.setattr("collector.jobs.send_close_ballot", lambda ballot_id: None)
+    monkeypatch.setattr("collector.jobs.send_finish_close", lambda ballot_id: None)
     for number in (1, 2):
         _answer_all(study, seed=number, n_voters=6)
-        lifecycle.close_ballot(study.ballots.get(number=number).pk)
+        lifecycle.finish_close(study.ballots.get(number=number).pk)
     study.refresh_from_db()
     assert study.status == Study.Status.FINISHED
     fields = ("item_id", "ballot_id", "x", "y", "ybar")

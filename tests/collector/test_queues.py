@@ -119,5 +119,7 @@ def test_a_stuck_evaluation_stops_counting_against_the_bound(settings, monkeypat
 def test_the_deep_health_check_names_a_queue_nobody_consumes(celery_worker, client):
     r = client.get("/healthz?deep=1")  # the session's worker consumes the closes queue only
     assert r.status_code == 503
-    assert r.content.decode() == "queue evaluations: no worker consumes it\n"
+    assert (
+        r.content.decode() == f"queue {settings.CELERY_QUEUE_EVALUATIONS}: no worker consumes it\n"
+    )
     assert client.get("/healthz").content == b"ok\n"  # the load balancer's check is unchanged

@@ -93,6 +93,8 @@ ENDPOINTS = [
     Endpoint("staff-study-edit", "get", f"{S}/edit/", CHANGE),
     Endpoint("staff-study-edit", "post", f"{S}/edit/", CHANGE, {"name": "Renamed"}),
     Endpoint("staff-study-pause", "post", f"{S}/pause/", CHANGE),
+    Endpoint("staff-study-rescore", "post", f"{S}/rescore/", CHANGE),
+    Endpoint("api-staff-study-rescore", "post", f"{API}/rescore", CHANGE, json=True),
     Endpoint("staff-study-resume", "post", f"{S}/resume/", CHANGE),
     Endpoint("staff-study-archive", "post", f"{S}/archive/", CHANGE),
     Endpoint("staff-study-unarchive", "post", f"{S}/unarchive/", CHANGE),
@@ -138,7 +140,15 @@ ENDPOINTS = [
 ]
 # Not in the table: the study list (no study). "Try as a voter" is its first page (staff-try);
 # its other pages (collector.voting.preview) look the study up the same way.
-NOT_A_STUDY = {"staff-studies"}
+NOT_A_STUDY = {
+    "staff-studies",
+    # A participant's data, across the studies the user owns or edits (test_participant_rights).
+    "staff-participants",
+    "staff-participant-export",
+    "staff-participant-delete",
+    "api-staff-participant-lookup",
+    "api-staff-participant-forget",
+}
 
 
 def state(study_id: int) -> tuple:

@@ -75,7 +75,7 @@ def _into(study: Study, state: str) -> None:
     first = study.ballots.get(number=1)
     if state == "between":  # ballot 1 closed, ballot 2 waiting for staff to open it
         lifecycle.close_early(first.pk)
-        lifecycle.close_ballot(first.pk)
+        lifecycle.finish_close(first.pk)
         assert study.ballots.get(number=2).status == Ballot.Status.PENDING
     elif state == "paused":
         lifecycle.pause_study(study.pk)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.management.commands._common import get_study
+from collector.access import CHANGE
+from collector.management.commands._common import actor, add_as_argument, get_study
 from collector.models import Study
-from collector.participants import data, forgetting
+from collector.participants import data, forgetting, recording
 from collector.studies import rescoring
-from collector.studies.creating import LifecycleError
+from collector.studies.lifecycle import LifecycleError
 
 
 class Command(BaseCommand):
@@ -24,15 +25,22 @@ class Command(BaseCommand):
         parser.add_argument("--platform-id", required=True)
         parser.add_argument("--study", help="only this study (its slug)")
         parser.add_argument("--rescore", action="store_true")
+        add_as_argument(parser)
 
     def handle(self, *args, platform_id: str, study: str | None, rescore: bool, **options):
         if not platform_id.strip() or len(platform_id) > data.MAX_PLATFORM_ID:
             raise CommandError(f"give a platform id of 1 to {data.MAX_PLATFORM_ID} characters")
-        studies = Study.objects.filter(pk=get_study(study).pk) if study else Study.objects.all()
+        who = options["as_user"]
+        studies = (
+            Study.objects.filter(pk=get_study(study, who, CHANGE).pk)
+            if study
+            else Study.objects.all()
+        )
         if not data.find_voters(platform_id, studies).exists():
             raise CommandError("nothing is stored about this platform id")
-        # Audit trail: a participant's data deleted (the studies and counts; never the id).
-        for result in forgetting.forget_participant(platform_id, studies):
+        done = forgetting.forget_participant(platform_id, studies)
+        recording.forgotten(actor(who), done)
+        for result in done:
             line = (
                 f"{result.study}: {result.deleted} votes deleted ({result.returned} back to "
                 f"other voters, {result.withdrawn} from scored ballots)"
@@ -40,9 +48,10 @@ class Command(BaseCommand):
             if rescore and result.withdrawn:
                 target = Study.objects.get(slug=result.study)
                 try:
-                    n = rescoring.rescore_without_withdrawn(target.pk)  # audit: study rescored
+                    n = rescoring.rescore_without_withdrawn(target.pk)
                 except LifecycleError as exc:
                     line += f"; not rescored: {exc}"
                 else:
+                    recording.rescored(actor(who), target, n)
                     line += f"; {n} closed ballots rescored"
             self.stdout.write(line)

@@ -7,9 +7,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.management.commands._common import get_study, write_lines
+from collector.access import CHANGE
+from collector.management.commands._common import actor, add_as_argument, get_study, write_lines
 from collector.models import Study
-from collector.participants import data
+from collector.participants import data, recording
 
 
 class Command(BaseCommand):
@@ -23,14 +24,21 @@ class Command(BaseCommand):
         parser.add_argument("--platform-id", required=True)
         parser.add_argument("--out", required=True, help="a file, or - for standard output")
         parser.add_argument("--study", help="only this study (its slug)")
+        add_as_argument(parser)
 
     def handle(self, *args, platform_id: str, out: str, study: str | None, **options):
         if not platform_id.strip() or len(platform_id) > data.MAX_PLATFORM_ID:
             raise CommandError(f"give a platform id of 1 to {data.MAX_PLATFORM_ID} characters")
-        studies = Study.objects.filter(pk=get_study(study).pk) if study else Study.objects.all()
+        who = options["as_user"]
+        studies = (
+            Study.objects.filter(pk=get_study(study, who, CHANGE).pk)
+            if study
+            else Study.objects.all()
+        )
         stored = data.stored_data(platform_id, studies)
         if not stored["studies"]:
             raise CommandError("nothing is stored about this platform id")
+        recording.exported(actor(who), stored)
         write_lines(self, [json.dumps(stored, indent=2, ensure_ascii=False) + "\n"], out)
         if out != "-":
             n = len(stored["studies"])
