@@ -399,7 +399,9 @@ def _posterior_hits(
         yield found
 
 
-def _add(hits: list[IntArray], results: Iterable[Sequence[npt.NDArray[np.generic]]]) -> None:
+def _add(
+    hits: list[IntArray], results: Iterable[Sequence[npt.NDArray[np.bool_] | IntArray]]
+) -> None:
     for inside in results:
         for total, found in zip(hits, inside, strict=True):
             total += found

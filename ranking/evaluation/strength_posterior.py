@@ -134,10 +134,10 @@ def _map(
         return float(-fit.sum() + 0.5 * (t @ t) / tau2)
 
     def curvature(t: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        p = expit(t[first] - t[second])
+        p: FloatArray = expit(t[first] - t[second])
         weight = p * (1.0 - p)
         diagonal = np.bincount(first, weight, n) + np.bincount(second, weight, n) + 1.0 / tau2
-        return p, weight, diagonal
+        return p, weight, diagonal.astype(np.float64)
 
     value = loss(theta)
     for _ in range(steps):

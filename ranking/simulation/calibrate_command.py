@@ -129,8 +129,8 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
 def format_calibration(result: dict[str, Any]) -> str:
     """The table as text."""
     lines = [
-        f"{result['design']} design, {result['method']}, {result['sims']} simulations per cell, seed "
-        f"{result['seed']}, {result['resamples']} draws, calibration map slope "
+        f"{result['design']} design, {result['method']}, {result['sims']} simulations per "
+        f"cell, seed {result['seed']}, {result['resamples']} draws, calibration map slope "
         f"{result['slope']}, offset {result['offset']}; "
         f"{result['seconds']:.0f} s",
         f"{'distribution':<12} {'crowd':<8} {'k':>3} {'ballot':>6} {'ece':>6} {'bias':>7} "

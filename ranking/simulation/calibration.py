@@ -33,8 +33,8 @@ from ..evaluation.settled_top import (
     DEFAULT_KS,
     DEFAULT_RESAMPLES,
     OFFSET,
-    Method,
     SLOPE,
+    Method,
     calibrated,
     settled_top,
 )
@@ -177,8 +177,9 @@ def calibrate(
 
     Simulation ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for the study and its
     estimate (:func:`ranking.evaluation.settled_top` with ``method``, the shares kept before
-    any calibration map so that a map can be checked on them). ``crowd`` is a name of :data:`CROWDS`;
-    ``ballots`` (default every ballot) the ballots after which the estimate is checked.
+    any calibration map so that a map can be checked on them). ``crowd`` is a name of
+    :data:`CROWDS`; ``ballots`` (default every ballot) the ballots after which the estimate
+    is checked.
     """
     count = check_int(sims, "sims", minimum=1)
     check_int(seed, "seed", minimum=0)
