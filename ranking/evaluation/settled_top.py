@@ -75,8 +75,8 @@ Method = Literal["posterior", "bootstrap"]
 METHODS: tuple[Method, ...] = ("posterior", "bootstrap")
 # The posterior's standard deviations are multiplied by this (1: the Laplace posterior as is).
 INFLATION = 1.0
-# Draws held in memory at once by the posterior method, in numbers.
-DRAW_CHUNK = 20_000_000
+# Draws held in memory at once by the posterior method, in numbers (40 MB).
+DRAW_CHUNK = 5_000_000
 # Votes rescored over all resamples at most: 200 resamples of a 1,000,000-vote study.
 MAX_RESAMPLE_VOTES = 200_000_000
 
@@ -394,7 +394,8 @@ def _posterior_hits(
         drawn = posterior.draw(child, min(chunk, count - start), inflation)
         found = []
         for g, k, top in plan:
-            kth = -np.partition(-drawn[members[g]], k - 1, axis=0)[k - 1]
+            among = drawn if members[g].size == drawn.shape[0] else drawn[members[g]]
+            kth = np.partition(among, among.shape[0] - k, axis=0)[among.shape[0] - k]
             found.append(np.sum(drawn[top] >= kth[None, :], axis=1))
         yield found
 
