@@ -1,7 +1,8 @@
 """Is the top settled? The probability that each current top item is truly in the top ``k``.
 
 After ballot ``j`` of a study the current ranking sorts every item by its score (the study's
-estimator, :func:`ranking.ballots.rescore` of the votes of ballots ``1..j``). For a top ``k``
+estimator, :func:`ranking.ballots.rescore` of the votes of ballots ``1..j``: the running mean of
+rescaled Borda scores, Eqs. 1, 5 and 6, or the pooled Bradley-Terry fit). For a top ``k``
 (10, 20, 50, the survivors of the last ballot, or any other), :func:`settled_top` estimates for
 each of the current top ``k`` items the probability that it belongs to the true top ``k``, and
 their sum, the expected overlap of the current top ``k`` with the true one.
@@ -13,7 +14,11 @@ chosen by the marginal likelihood, the Laplace approximation ``N(t_hat_i, 1 / H_
 item): an item's probability is the share of draws with the item among the draw's ``k``
 strongest (of its target, in a target study). The prior shrinks the current top items, picked
 for their high observed scores, towards the rest (the winner's curse), and an item an early
-ballot dropped has few comparisons, a wide posterior, and can come back in a draw.
+ballot dropped has few comparisons, a wide posterior, and can come back in a draw. Measured
+on simulated studies (``python -m ranking.simulate calibrate``; docs/science.md, "Calibration
+of the settled top, measured"), 75 of 126 cells are within 0.05 of the truth on both the
+expected calibration error and the overlap's bias; the rest, chiefly the embedding
+distribution with a noisy crowd and ``k = 10`` after the first ballots, are not.
 
 ``method="bootstrap"`` is the plain voter bootstrap (as
 :func:`ranking.evaluation.voter_bootstrap`: the voters of ballots ``1..j`` drawn with
