@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..designs import DESIGNS, default_design, get_design
-from ..evaluation.settled_top import DEFAULT_KS, DEFAULT_RESAMPLES, OFFSET, SLOPE
+from ..evaluation.settled_top import DEFAULT_KS, DEFAULT_RESAMPLES, METHODS, OFFSET, SLOPE
 from ..protocol.closing import ESTIMATORS
 from .calibration import CROWDS, calibrate
 
@@ -49,7 +49,15 @@ def add_calibrate_parser(commands: Any) -> None:
     )
     sub.add_argument("--sims", type=int, default=50, help="simulated studies per cell")
     sub.add_argument("--seed", type=int, default=0, help="seed of the simulations")
-    sub.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
+    sub.add_argument(
+        "--method",
+        choices=METHODS,
+        default="posterior",
+        help="the product's empirical-Bayes posterior, or the plain voter bootstrap",
+    )
+    sub.add_argument(
+        "--resamples", type=int, default=DEFAULT_RESAMPLES, help="posterior draws or resamples"
+    )
     sub.add_argument(
         "--slope", type=float, default=SLOPE, help="calibration map's slope (1: plain bootstrap)"
     )
@@ -89,6 +97,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
                 n_voters=args.voters,
                 estimator=args.estimator,
                 resamples=args.resamples,
+                method=args.method,
             )
             cells += [cell.to_dict() for cell in run.cells(args.slope, args.offset)]
             seconds += run.seconds
@@ -96,6 +105,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
     worst_bias = max(abs(cell["bias"]) for cell in cells)
     return {
         "design": args.design,
+        "method": args.method,
         "estimator": args.estimator,
         "sims": args.sims,
         "seed": args.seed,
@@ -119,8 +129,8 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
 def format_calibration(result: dict[str, Any]) -> str:
     """The table as text."""
     lines = [
-        f"{result['design']} design, {result['sims']} simulations per cell, seed "
-        f"{result['seed']}, {result['resamples']} resamples, calibration map slope "
+        f"{result['design']} design, {result['method']}, {result['sims']} simulations per "
+        f"cell, seed {result['seed']}, {result['resamples']} draws, calibration map slope "
         f"{result['slope']}, offset {result['offset']}; "
         f"{result['seconds']:.0f} s",
         f"{'distribution':<12} {'crowd':<8} {'k':>3} {'ballot':>6} {'ece':>6} {'bias':>7} "

@@ -2,7 +2,8 @@
 
 Every simulation runs a whole study (:func:`ranking.simulation.simulate_study_votes`: the
 design's ballots through the one ballot driver, a simulated crowd of Section 4.1) and, after
-every ballot, calls :func:`ranking.evaluation.settled_top` as the study page does. Each current
+every ballot, calls :func:`ranking.evaluation.settled_top` as the study page does (its
+empirical-Bayes posterior, or ``method="bootstrap"``: the plain voter bootstrap). Each current
 top item's predicted probability of being in the true top ``k`` (the items' ``|z|`` order,
 :func:`ranking.crowd.true_ranks`) is set against whether it is:
 
@@ -33,6 +34,7 @@ from ..evaluation.settled_top import (
     DEFAULT_RESAMPLES,
     OFFSET,
     SLOPE,
+    Method,
     calibrated,
     settled_top,
 )
@@ -114,14 +116,16 @@ def cell_figures(
 
 @dataclass(frozen=True, eq=False)
 class CalibrationRun:
-    """Every simulation's plain bootstrap shares and truth, per ``k`` and ballot.
+    """Every simulation's shares and truth, per ``k`` and ballot.
 
-    ``shares[(k, ballot)][i]`` holds simulation ``i``'s top ``k`` items' bootstrap shares after
-    that ballot, ``truths`` the same items' truth (1.0: in the true top ``k``).
+    ``shares[(k, ballot)][i]`` holds simulation ``i``'s top ``k`` items' shares (of posterior
+    draws, or bootstrap resamples: ``method``) after that ballot, before any calibration map;
+    ``truths`` the same items' truth (1.0: in the true top ``k``).
     """
 
     distribution: str
     crowd: str
+    method: Method
     sims: int
     resamples: int
     shares: dict[tuple[int, int], list[FloatArray]]
@@ -167,13 +171,15 @@ def calibrate(
     resamples: int = DEFAULT_RESAMPLES,
     ballots: Sequence[int] | None = None,
     progress: Callable[[int], Any] | None = None,
+    method: Method = "posterior",
 ) -> CalibrationRun:
     """Simulated studies of one distribution and crowd, the settled top after every ballot.
 
     Simulation ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for the study and its
-    bootstrap (:func:`ranking.evaluation.settled_top`, the plain shares kept so that any
-    calibration map can be checked on them). ``crowd`` is a name of :data:`CROWDS`;
-    ``ballots`` (default every ballot) the ballots after which the estimate is checked.
+    estimate (:func:`ranking.evaluation.settled_top` with ``method``, the shares kept before
+    any calibration map so that a map can be checked on them). ``crowd`` is a name of
+    :data:`CROWDS`; ``ballots`` (default every ballot) the ballots after which the estimate
+    is checked.
     """
     count = check_int(sims, "sims", minimum=1)
     check_int(seed, "seed", minimum=0)
@@ -216,6 +222,7 @@ def calibrate(
                 estimator=estimator,
                 slope=1.0,
                 offset=0.0,
+                method=method,
             )
             drawn = result.resamples
             for top in result.tops:
@@ -226,5 +233,5 @@ def calibrate(
         if progress is not None:
             progress(1)
     return CalibrationRun(
-        distribution, crowd, count, drawn, shares, truths, time.perf_counter() - start
+        distribution, crowd, method, count, drawn, shares, truths, time.perf_counter() - start
     )

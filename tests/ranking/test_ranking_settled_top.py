@@ -10,6 +10,7 @@ import pytest
 from ranking import StudyVotes
 from ranking.crowd import underlying_similarity
 from ranking.evaluation.settled_top import (
+    METHODS,
     SETTLED,
     TopK,
     calibrated,
@@ -17,6 +18,7 @@ from ranking.evaluation.settled_top import (
     survivors,
     votes_until,
 )
+from ranking.evaluation.strength_posterior import strength_posterior
 from ranking.simulate import main
 from ranking.simulation import simulate_study_votes, target_similarities
 from ranking.simulation.calibration import calibrate, cell_figures
@@ -29,9 +31,13 @@ def votes() -> StudyVotes:
     return study
 
 
-def test_top_probabilities_lie_in_0_1_and_sum_to_the_expected_overlap(votes: StudyVotes) -> None:
-    result = settled_top(votes, np.random.default_rng(0), ks=(5, 10), resamples=30)
+@pytest.mark.parametrize("method", METHODS)
+def test_top_probabilities_lie_in_0_1_and_sum_to_the_expected_overlap(
+    votes: StudyVotes, method: str
+) -> None:
+    result = settled_top(votes, np.random.default_rng(0), ks=(5, 10), resamples=30, method=method)  # type: ignore[arg-type]
     assert [t.k for t in result.tops] == [5, 10, survivors(votes, 3)[0]]
+    assert any(np.any((t.probability > 0) & (t.probability < 1)) for t in result.tops)
     for top in result.tops:
         assert top.items.shape == top.probability.shape == (top.k,)
         assert np.all((top.probability >= 0) & (top.probability <= 1))
@@ -40,12 +46,48 @@ def test_top_probabilities_lie_in_0_1_and_sum_to_the_expected_overlap(votes: Stu
         assert top.to_dict()["expected_overlap"] == pytest.approx(top.expected_overlap, abs=1e-3)
 
 
-def test_settled_top_is_reproducible_with_its_seed(votes: StudyVotes) -> None:
-    one = settled_top(votes, np.random.default_rng(3), after=2, resamples=20)
-    two = settled_top(votes, np.random.default_rng(3), after=2, resamples=20, workers=2)
+@pytest.mark.parametrize("method", METHODS)
+def test_settled_top_is_reproducible_with_its_seed(votes: StudyVotes, method: str) -> None:
+    one = settled_top(votes, np.random.default_rng(3), after=2, resamples=20, method=method)  # type: ignore[arg-type]
+    two = settled_top(votes, np.random.default_rng(3), after=2, resamples=20, workers=2,
+                      method=method)  # type: ignore[arg-type]  # fmt: skip
     for a, b in zip(one.tops, two.tops, strict=True):
         np.testing.assert_array_equal(a.items, b.items)
         np.testing.assert_array_equal(a.probability, b.probability)
+
+
+def test_an_item_dropped_by_an_early_ballot_can_come_back_in_the_posterior(
+    votes: StudyVotes,
+) -> None:
+    after_three = votes_until(votes, 3)
+    posterior = strength_posterior(votes.n_items, after_three.pairs, after_three.first_score)
+    survivors_of_one = votes.ballot_items[1]
+    dropped = np.setdiff1d(votes.ballot_items[0], survivors_of_one)
+    drawn = posterior.draw(np.random.default_rng(0), 2000)
+    k = survivors_of_one.size
+    kth = -np.partition(-drawn, k - 1, axis=0)[k - 1]
+    came_back = np.mean(drawn[dropped] >= kth[None, :], axis=1)
+    assert came_back.max() > 0.01
+    # The posterior is widest for the items with fewest comparisons.
+    compared = np.bincount(after_three.pairs.ravel(), minlength=votes.n_items)
+    assert posterior.sd[dropped].mean() > posterior.sd[votes.ballot_items[2]].mean()
+    assert compared[dropped].mean() < compared[votes.ballot_items[2]].mean()
+
+
+def test_the_posterior_corrects_the_bootstraps_overconfidence_against_the_simulated_truth() -> None:
+    figures = {}
+    for method in METHODS:
+        run = calibrate("exponential", "paper", sims=8, seed=7, ks=(10,), n_items=200,
+                        n_ballots=2, resamples=40, ballots=[1], method=method)  # fmt: skip
+        figures[method] = run.cells()[0]
+    assert figures["bootstrap"].bias > 0.1  # the plain bootstrap is overconfident here
+    assert abs(figures["posterior"].bias) < 0.05
+    assert figures["posterior"].ece < figures["bootstrap"].ece
+
+
+def test_settled_top_refuses_an_unknown_method(votes: StudyVotes) -> None:
+    with pytest.raises(ValueError, match="method must be one of"):
+        settled_top(votes, np.random.default_rng(0), method="guess")  # type: ignore[arg-type]
 
 
 def test_the_current_top_is_the_ranking_after_the_ballot_asked_for(votes: StudyVotes) -> None:
@@ -105,6 +147,7 @@ def test_a_small_calibrate_run_gives_the_tables_fields(capsys: pytest.CaptureFix
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert {"passed", "worst_ece", "worst_bias", "slope", "offset", "cells"} <= set(result)
+    assert result["method"] == "posterior"
     assert set(result["cells"][0]) >= {"ece", "bias", "error", "spread", "predicted", "true"}
     assert [c["ballot"] for c in result["cells"]] == [1, 2]
 
