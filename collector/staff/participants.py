@@ -67,7 +67,7 @@ def _studies(user: Any, slug: str | None) -> QuerySet[Study]:
     or edit (a superuser: every study)."""
     studies = visible_studies(user)
     if not user.is_superuser:
-        studies = studies.filter(member_role__in=ROLES)
+        studies = studies.filter(members__user=user, members__role__in=ROLES)
     return studies.filter(slug=slug) if slug else studies
 
 
