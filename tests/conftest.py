@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.servers.basehttp import WSGIServer
 from hypothesis import settings as hypothesis_settings
 
-from tests.browser import browser, orm_beside_playwright_loop  # noqa: F401  (fixtures)
+from tests.browser import axe_audit, browser, orm_beside_playwright_loop  # noqa: F401  (fixtures)
 from tests.pgbouncer import pgbouncer, through_pgbouncer  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
