@@ -367,3 +367,15 @@ def test_no_template_refreshes_or_redirects_itself_with_a_meta_refresh():
         if re.search(r"http-equiv\s*=\s*[\"']?refresh", path.read_text(), re.IGNORECASE)
     ]
     assert found == []
+
+
+def test_no_template_has_a_comment_django_would_show():
+    # {# ... #} ends on its line: one spread over lines is shown on the page as text.
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    found = [
+        f"{path.relative_to(templates)}:{n}"
+        for path in sorted(templates.rglob("*.html"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if line.count("{#") != line.count("#}")
+    ]
+    assert found == []
