@@ -4,6 +4,8 @@ With SCREENSHOT_DIR set, each page is kept as a PNG."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from collector.models import Study
@@ -94,6 +96,22 @@ def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeyp
     box.scroll_into_view_if_needed()
     shot(staff, "tables-1280-final-ranking")
     assert box.evaluate("b => b.getBoundingClientRect().height") <= 800
+    # The keyboard reaches the box (a named region), shows its ring (3:1 at least on white) and
+    # scrolls it with the arrow keys.
+    assert box.get_attribute("tabindex") == "0" and box.get_attribute("role") == "region"
+    box.focus()
+    ring = box.evaluate(
+        "b => [b.matches(':focus-visible'), getComputedStyle(b).outlineColor,"
+        " getComputedStyle(b).outlineStyle]"
+    )
+    assert ring == [True, "rgb(194, 65, 12)", "solid"]
+    staff.keyboard.press("PageDown")
+    staff.keyboard.press("ArrowRight")
+    assert box.evaluate("b => b.scrollTop") > 0
+    if folder := os.environ.get("SCREENSHOT_DIR"):
+        r = box.bounding_box()
+        clip = {"x": r["x"] - 8, "y": r["y"] - 8, "width": r["width"] + 16, "height": 300}
+        staff.screenshot(path=f"{folder}/ranking-box-keyboard-focus.png", clip=clip)
     assert staff.failed == []
 
 
