@@ -22,8 +22,9 @@ from django.db.models import Count, Max, Min
 
 from collector.csv_cells import tsv_lines
 from collector.models import Item, Study, Token, Vote
-from collector.staff.exports import CHUNK, ballots_run, gold_scaled
+from collector.staff.exports import CHUNK, gold_scaled
 from collector.staff.target_exports import target_design
+from collector.studies.creating import study_plan
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
 
@@ -120,9 +121,7 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "design_options": study_design(study).options,
         "estimator": study.estimator,
         "parameters": {
-            "n_ballots": ballots_run(study),
-            "alpha": study.alpha,
-            "m": study.m,
+            **study_plan(study).run(),
             "seed": study.seed,
             "per_voter_cap": study.per_voter_cap,
             "allow_ties": study.allow_ties,
