@@ -2,24 +2,30 @@
 protocol depends on (parameters, items, ballots, comparisons, votes, scores) is read-only here:
 state changes go through the staff pages, which call the lifecycle functions.
 
-The admin applies the staff pages' ownership rule (:func:`collector.access.visible_studies`):
-a staff member sees the rows of the studies they created, a superuser all. Voters' API tokens
-are never shown (a token is a voter's credential)."""
+The admin applies the staff pages' rule (:mod:`collector.access`): a staff member sees the rows
+of the studies they are a member of, a superuser all; a study's texts are edited by its owners
+and editors, and it is deleted by its owners, each recorded in the audit trail. The team
+(study members) and the audit trail are read-only here (the Team page changes the team; the
+trail is append-only). Voters' API tokens are never shown (a token is a voter's credential)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.db import transaction
 
-from collector.access import visible_studies
+from collector.access import CHANGE, OWN, visible_studies
+from collector.audit.trail import record
 from collector.models import (
     Area,
+    AuditEntry,
     Ballot,
     Comparison,
     Evaluation,
     Item,
     ItemScore,
     Study,
+    StudyMember,
     Token,
     Vote,
     Voter,
@@ -78,6 +84,19 @@ class StudyAdmin(OwnStudiesAdmin):
     def has_add_permission(self, request) -> bool:
         return False  # studies are created on the staff pages (with the plan preview)
 
+    def has_change_permission(self, request, obj=None) -> bool:
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or request.user.has_perm(CHANGE, obj))
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or request.user.has_perm(OWN, obj))
+
+    def save_model(self, request, obj: Study, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        if change and form.changed_data:
+            record(request, "study.edit", obj, fields=sorted(form.changed_data), via="admin")
+
     def get_deleted_objects(self, objs, request):
         # The default lists every row to be deleted (millions of votes) and stops at Vote.voter's
         # PROTECT; delete_study removes the bulk rows first, so a summary is enough.
@@ -85,11 +104,13 @@ class StudyAdmin(OwnStudiesAdmin):
         return summary, {"studies": len(objs)}, set(), []
 
     def delete_model(self, request, obj: Study) -> None:
-        lifecycle.delete_study(obj.pk)
+        with transaction.atomic():
+            lifecycle.delete_study(obj.pk)
+            record(request, "study.delete", obj, name=obj.name, via="admin")
 
     def delete_queryset(self, request, queryset) -> None:
-        for study_id in queryset.values_list("id", flat=True):
-            lifecycle.delete_study(study_id)
+        for study in queryset:
+            self.delete_model(request, study)
 
 
 @admin.register(Area)
@@ -204,3 +225,35 @@ class EvaluationAdmin(ReadOnlyAdmin):
     list_display = ["name", "study", "status", "progress", "created_at", "finished_at"]
     list_filter = ["status", "study"]
     exclude = ["item_scores", "result"]  # large: the staff pages and downloads show them
+
+
+@admin.register(StudyMember)
+class StudyMemberAdmin(ReadOnlyAdmin):
+    list_display = ["study", "user", "role", "added_at"]
+    list_filter = ["role", "study"]
+    list_select_related = ["study", "user"]
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """The audit trail, read-only (a trigger refuses UPDATE and DELETE too). A superuser sees
+    every entry, a deleted study's included (search by its slug); staff see their studies'."""
+
+    list_display = ["at", "actor", "action", "study_slug", "detail", "address"]
+    list_filter = ["action"]
+    search_fields = ["study_slug", "actor"]
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request)
+        if request.user.is_superuser:
+            return rows
+        return rows.filter(study_id__in=visible_studies(request.user).values("id"))
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

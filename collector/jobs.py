@@ -89,3 +89,8 @@ def refit_pooled_after_commit(study_id: int) -> None:
 def evaluate_after_commit(evaluation_id: int) -> None:
     """Run a queued evaluation."""
     _send_after_commit(EVALUATE_MODEL, evaluation_id)
+
+
+def send_evaluation(evaluation_id: int) -> None:
+    """Send a queued evaluation's run now (the sweep's resend of a lost message)."""
+    current_app.send_task(EVALUATE_MODEL, (evaluation_id,), ignore_result=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from collector.evaluation import running
+from collector.evaluation import queueing, running
 from collector.models import Ballot, Study
+from collector.participants import retention
 from collector.studies import lifecycle, pooled_fit
 
 
@@ -31,8 +32,15 @@ def finish_close_job(ballot_id: int) -> str:
 
 @shared_task
 def sweep_ballots() -> dict[str, int]:
-    """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``."""
-    return lifecycle.sweep_ballots()
+    """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
+    send again evaluations whose message was lost or whose job died."""
+    return {**lifecycle.sweep_ballots(), **queueing.resend_lost()}
+
+
+@shared_task
+def remove_expired_identities() -> dict[str, int]:
+    """Beat: remove the voters' identifiers of studies finished over DATA_RETENTION_DAYS ago."""
+    return retention.remove_expired()
 
 
 @shared_task(

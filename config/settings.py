@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from kombu import Queue
 
 from config import embedded_postgres
 from ranking.designs import BUILT_IN_DESIGNS
@@ -45,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from here (no CDN)
     "axes",  # staff login: a lockout after repeated wrong passwords
+    "rules",  # a study's roles as object permissions ({% has_perm %} in templates)
     "collector",
 ]
 
@@ -74,6 +76,8 @@ CONTENT_SECURITY_POLICY = env.str(
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # A study's roles (owner, editor, viewer) as object permissions: collector/access.py.
+    "rules.permissions.ObjectPermissionBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
@@ -177,8 +181,13 @@ MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=5 * 1024 * 1024)
 # (fewer for studies over 10,000 items, where each resample costs more).
 EVALUATION_MAX_UPLOAD_BYTES = env.int("EVALUATION_MAX_UPLOAD_BYTES", default=1024**3)
 EVALUATION_RESAMPLES = env.int("EVALUATION_RESAMPLES", default=1000)
-# At most this many evaluations of one study queued or running at once (more are refused).
+# At most this many evaluations of one study queued or running at once (more are refused). One
+# queued this long with no worker taking it is stuck and stops counting (collector.evaluation.
+# queueing); beat's sweep sends a lost evaluation message again (by age, after
+# EVALUATION_RESEND_SECONDS, when the broker's queue cannot be read).
 EVALUATION_MAX_QUEUED = env.int("EVALUATION_MAX_QUEUED", default=5)
+EVALUATION_STUCK_SECONDS = env.int("EVALUATION_STUCK_SECONDS", default=3600)
+EVALUATION_RESEND_SECONDS = env.int("EVALUATION_RESEND_SECONDS", default=600)
 EVALUATION_RESAMPLES_LARGE = env.int("EVALUATION_RESAMPLES_LARGE", default=200)
 # The study designs offered (ranking.designs): dotted paths of Design classes, comma-separated in
 # the environment, the first the default. The command lines (python -m ranking.simulate ...)
@@ -201,7 +210,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # study's first pooled fit, and beat's sweep) go to "closes", evaluations and pooled refits after
 # an exclusion (long jobs) to "evaluations". Deployments run a worker for each
 # (docker-compose.yml: worker and evaluator); one worker may consume both
-# (-Q closes,evaluations) where closes can wait, as in tests of a single close.
+# (-Q closes,evaluations) where closes can wait. Both are declared, so a worker started without
+# -Q (`celery -A config worker`, as Celery's docs start one) consumes both; /healthz?deep=1
+# reports a queue nobody consumes.
 # CELERY_QUEUE_PREFIX (none by default) names both queues apart from those of other runs on
 # the same broker database: each test run takes its own, from its test database's name
 # (tests/conftest.py), so that its workers never take another run's tasks.
@@ -209,12 +220,14 @@ CELERY_QUEUE_PREFIX = env.str("CELERY_QUEUE_PREFIX", default="")
 CELERY_QUEUE_CLOSES = CELERY_QUEUE_PREFIX + "closes"
 CELERY_QUEUE_EVALUATIONS = CELERY_QUEUE_PREFIX + "evaluations"
 CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_EVALUATIONS
+CELERY_TASK_QUEUES = [Queue(CELERY_QUEUE_CLOSES), Queue(CELERY_QUEUE_EVALUATIONS)]
 CELERY_TASK_ROUTES = {
     "collector.tasks.finish_close_job": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.store_pooled_fit": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.remove_expired_identities": {"queue": CELERY_QUEUE_EVALUATIONS},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}
@@ -225,6 +238,10 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-missed-closes": {
         "task": "collector.tasks.sweep_ballots",
         "schedule": env.float("SWEEP_SECONDS", default=60.0),
+    },
+    "remove-expired-identities": {  # DATA_RETENTION_DAYS
+        "task": "collector.tasks.remove_expired_identities",
+        "schedule": 3600.0,
     },
 }
 
@@ -238,6 +255,15 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+
+# Platform ids (Prolific PIDs, MTurk worker ids, participant ids) are stored only as keyed
+# hashes (collector.voting.participant_ids): under this key when set, else under a key derived
+# from SECRET_KEY. Set it to rotate SECRET_KEY without losing returning participants; changing
+# it makes every stored id unrecognisable.
+PARTICIPANT_ID_KEY = env.str("PARTICIPANT_ID_KEY", default="")
+# Days after a study finished when its voters' hashed platform ids, hashed addresses and platform
+# data are removed (beat, daily): nobody can be linked to their votes any more. Unset: kept.
+DATA_RETENTION_DAYS = env.int("DATA_RETENTION_DAYS", default=None)
 
 # Lease hoarding: the voters registered from one address hold at most this many comparisons at
 # once (0: no bound), and at most this share of the open ballot's comparisons (collector.voting.

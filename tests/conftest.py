@@ -22,6 +22,7 @@ from celery.signals import before_task_publish
 from django.conf import settings
 from django.core.servers.basehttp import WSGIServer
 from hypothesis import settings as hypothesis_settings
+from kombu import Queue
 
 from tests.browser import browser, orm_beside_playwright_loop  # noqa: F401  (fixtures)
 from tests.pgbouncer import pgbouncer, through_pgbouncer  # noqa: F401  (fixtures)
@@ -59,11 +60,15 @@ def _own_queues() -> str:
             task: {**route, "queue": renamed(route["queue"])}
             for task, route in settings.CELERY_TASK_ROUTES.items()
         }
+        settings.CELERY_TASK_QUEUES = [
+            Queue(renamed(queue.name)) for queue in settings.CELERY_TASK_QUEUES
+        ]
         from config.celery import app
 
         app.conf.update(
             task_default_queue=settings.CELERY_TASK_DEFAULT_QUEUE,
             task_routes=settings.CELERY_TASK_ROUTES,
+            task_queues=settings.CELERY_TASK_QUEUES,
         )
         app.amqp.flush_routes()
     return prefix
@@ -170,6 +175,16 @@ def closes_sent_are_finished(request, django_db_blocker) -> Iterator[None]:
 
 
 @pytest.fixture
+def plain_worker(django_db_setup: None, django_db_blocker) -> Iterator[subprocess.Popen]:
+    """A worker started without ``-Q`` (as Celery's docs start one), for one test."""
+    proc = _start_worker(None)
+    try:
+        yield proc
+    finally:
+        _stop_worker(proc)
+
+
+@pytest.fixture
 def evaluations_worker(celery_worker: subprocess.Popen) -> Iterator[subprocess.Popen]:
     """A real Celery worker of the ``evaluations`` queue for one test, beside the closes worker.
     Only its test's evaluations run in the background: the other tests run theirs themselves."""
@@ -180,28 +195,30 @@ def evaluations_worker(celery_worker: subprocess.Popen) -> Iterator[subprocess.P
         _stop_worker(proc)
 
 
-def _start_worker(queue: str) -> subprocess.Popen:
+def _start_worker(queue: str | None) -> subprocess.Popen:
     """A solo worker of ``queue`` on the test database, once ready; the queue is emptied first
-    (messages of other tests or sessions name rows that are gone)."""
+    (messages of other tests or sessions name rows that are gone). ``None``: a plain worker, as
+    ``celery -A config worker`` starts one (no ``-Q``), of every queue, each emptied first."""
     if not settings.CELERY_BROKER_URL or settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.fail("the Celery worker needs CELERY_BROKER_URL (tasks would run in-process)")
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         pytest.fail("the Celery worker needs PostgreSQL (DATABASE_URL)")
-    assert queue in WORKER_QUEUES, queue
+    assert queue is None or queue in WORKER_QUEUES, queue
     from config.celery import app
 
     with app.connection_for_write() as connection:
-        connection.default_channel.queue_purge(queue)
+        for name in WORKER_QUEUES if queue is None else (queue,):
+            connection.default_channel.queue_purge(name)
     env = dict(os.environ, DATABASE_URL=_test_database_url(), CONN_MAX_AGE="0")
     celery = Path(sys.executable).with_name("celery")
-    name = f"pytest-{queue}-{os.getpid()}"
-    log_path = ROOT / ".pytest_cache" / f"celery-worker-{queue}-{os.getpid()}.log"
+    name = f"pytest-{queue or 'plain'}-{os.getpid()}"
+    log_path = ROOT / ".pytest_cache" / f"celery-worker-{queue or 'plain'}-{os.getpid()}.log"
     log_path.parent.mkdir(exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [str(celery), "-A", "config", "worker", "--pool=solo", "--concurrency=1",
-             "-Q", queue, "--loglevel=INFO", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-n", f"{name}@%h"],
+             *(["-Q", queue] if queue else []), "--loglevel=INFO", "--without-gossip",
+             "--without-mingle", "--without-heartbeat", "-n", f"{name}@%h"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:

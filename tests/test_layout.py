@@ -135,6 +135,37 @@ def test_the_web_apps_lower_layers_never_import_the_staff_pages():
     assert {name: up for name, up in reaching.items() if up} == {}
 
 
+def test_the_staff_is_organised_by_feature_without_modules_named_for_a_kind():
+    staff = {p.stem for p in (ROOT / "collector" / "staff").glob("*.py")}
+    assert not staff & {"views", "api", "api_watch", "exports"}
+
+
+def test_every_csv_and_tsv_file_is_written_by_the_export_package():
+    writers = []
+    for name, path in product_modules().items():
+        if name == "collector.csv_cells" or name.startswith("collector.exports."):
+            continue
+        if re.search(r"\b(csv_lines|tsv_lines)\b", path.read_text()):
+            writers.append(name)
+    assert writers == []
+
+
+def test_the_exports_data_files_never_import_the_staff_pages():
+    """Only the registry and the watching pages' files read the staff modules: the study's data
+    files (what a release holds) stand below them."""
+    graph = product_graph()
+    below = [
+        n
+        for n in graph
+        if n.startswith("collector.exports.")
+        and n not in ("collector.exports.registry", "collector.exports.staff_files")
+    ]
+    assert below
+    assert {n: sorted(t for t in graph[n] if t.startswith("collector.staff")) for n in below} == {
+        n: [] for n in below
+    }
+
+
 # A string equal to a design's name that names something else (a noise draw of an old crowd
 # file), by module: the only literals of a design name allowed outside ranking/designs/.
 NOT_DESIGN_NAMES = {("ranking.crowd.model", "uniform")}

@@ -19,12 +19,10 @@ model's correlation with the true ranking (``docs/evaluation.md``). The result J
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
-from collector.csv_cells import csv_lines
 from collector.models import Evaluation, Study
 
 METRICS = ("rho_w", "tau_w", "rho", "tau")
@@ -157,11 +155,6 @@ def rows(study: Study) -> list[dict[str, Any]]:
 def csv_header(study: Study) -> list[str]:
     """The leaderboard CSV's columns (a target study's add :data:`TARGET_CSV_HEADER`)."""
     return CSV_HEADER + (TARGET_CSV_HEADER if study.targets else [])
-
-
-def leaderboard_csv(study: Study) -> Iterator[str]:
-    header = csv_header(study)
-    return csv_lines(header, ([r[k] for k in header] for r in rows(study)))
 
 
 def areas(evaluation: Evaluation) -> list[dict[str, Any]]:

@@ -21,13 +21,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from collector.evaluation.queueing import ALIVE_FOR
 from collector.evaluation.study_data import gold_of, votes_of
 from collector.evaluation.submitting import (
     PENDING,
@@ -43,9 +43,6 @@ log = logging.getLogger(__name__)
 
 LARGE_STUDY_ITEMS = 10_000
 _PROGRESS_EVERY = 0.5  # seconds between progress writes
-# A running evaluation whose job wrote no progress for this long is taken for dead (its worker
-# killed): a redelivered message runs it again. A younger one is left to the job running it.
-ALIVE_FOR = timedelta(minutes=5)
 
 
 def resamples_for(n_items: int) -> int:

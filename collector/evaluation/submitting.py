@@ -2,7 +2,8 @@
 
 The request answers at once: it refuses a bad name, a file over the size limit, a compressed
 file, a vectors header that claims more than the file holds, a name already taken and a study
-with ``EVALUATION_MAX_QUEUED`` evaluations queued or running; otherwise it stores the upload
+with ``EVALUATION_MAX_QUEUED`` evaluations queued or running (a stuck one does not count:
+:mod:`collector.evaluation.queueing`); otherwise it stores the upload
 (``EVALUATION_UPLOAD_DIR``) and a queued evaluation. The background job
 (:mod:`collector.evaluation.running`) reads and checks the whole file with
 :func:`read_item_scores`, keeps the model's score for every item and removes the file; a file
@@ -20,8 +21,10 @@ from typing import Any
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from collector import jobs
+from collector.evaluation import queueing
 from collector.evaluation.study_data import gold_of
 from collector.models import Evaluation, Study
 from collector.studies.lifecycle import NotFinished
@@ -157,6 +160,8 @@ def submit(
             Evaluation.objects.filter(
                 study=study, name=name, status=Evaluation.Status.REFUSED
             ).delete()
+            if enqueue:
+                evaluation.sent_at = timezone.now()
             evaluation.save()
             if enqueue:
                 jobs.evaluate_after_commit(evaluation.pk)
@@ -175,7 +180,7 @@ def _check_room(study: Study, name: str) -> None:
     evaluations = Evaluation.objects.filter(study=study)
     if evaluations.filter(name=name).exclude(status=Evaluation.Status.REFUSED).exists():
         raise EvaluationRefused(f"this study already has a model named {name!r}")
-    pending = evaluations.filter(status__in=PENDING).count()
+    pending = queueing.pending(evaluations)  # a stuck one does not count
     if pending >= settings.EVALUATION_MAX_QUEUED:
         raise TooManyEvaluations(
             f"this study has {pending} evaluations queued or running, the most it may have "

@@ -1,6 +1,6 @@
 """The data of a study: its areas, tokens and items, its ballots, comparisons, votes and scores
-(:mod:`.studies`), its voters' attention checks (:mod:`.checks`) and its models' evaluations
-(:mod:`.evaluations`).
+(:mod:`.studies`), its voters' attention checks (:mod:`.checks`), its models' evaluations
+(:mod:`.evaluations`), its team (:mod:`.members`) and its audit trail (:mod:`.audit`).
 
 Item ids used by ``ranking`` are ``Item.index`` (0..N-1 in the study's item order), so the
 collector hands plain arrays to the library and back. The defaults below live here because the
@@ -36,8 +36,10 @@ def evaluation_uploads() -> Storage:
 
 
 # The models, after the defaults they use.
+from .audit import AuditEntry  # noqa: E402
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
 from .evaluations import Evaluation  # noqa: E402
+from .members import StudyMember  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
     Ballot,
@@ -56,6 +58,7 @@ __all__ = [
     "DEFAULT_TARGET_QUESTION",
     "Area",
     "AttentionCheck",
+    "AuditEntry",
     "Ballot",
     "CheckAnswer",
     "Comparison",
@@ -63,6 +66,7 @@ __all__ = [
     "Item",
     "ItemScore",
     "Study",
+    "StudyMember",
     "Token",
     "VoidedVote",
     "Vote",

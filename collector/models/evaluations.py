@@ -54,6 +54,9 @@ class Evaluation(models.Model):
     )
     file_name = models.CharField(max_length=255, blank=True, help_text="The upload's own name.")
     vectors_format = models.CharField(max_length=16, blank=True, help_text="Empty: detected.")
+    sent_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its job's message was last sent to the queue."
+    )
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text="Last sign of life of the job running it."
     )

@@ -107,6 +107,11 @@ class Study(models.Model):
     # When the pooled Bradley-Terry fit of the finished study was stored (its items'
     # pooled_strength...): it follows the finishing close in a task of its own; null = pending.
     pooled_fit_at = models.DateTimeField(null=True, blank=True)
+    # Votes of closed ballots deleted at their voters' request since the scores were computed
+    # (collector.participants.forgetting); 0 again once rescored without them.
+    withdrawn_votes = models.PositiveIntegerField(default=0)
+    # When DATA_RETENTION_DAYS removed the voters' platform ids, addresses and platform data.
+    identities_removed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "studies"
@@ -248,8 +253,11 @@ class ItemScore(models.Model):
 class Voter(models.Model):
     """One person answering comparisons of one study.
 
-    ``participant`` is the crowd platform's id (kept so researchers can reconcile payments);
-    exports and pages only ever show ``pseudonym``.
+    ``participant`` is the keyed hash of the crowd platform's id
+    (:func:`collector.voting.participant_ids.participant_key`), never the id itself: the same
+    participant coming back finds their voter, and staff find it from the id they are given.
+    Exports and pages only ever show ``pseudonym``. Deleting a participant's data
+    (:mod:`collector.participants.forgetting`) blanks every identifier and sets ``forgotten_at``.
     """
 
     class Source(models.TextChoices):
@@ -261,7 +269,9 @@ class Voter(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="voters")
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.ANONYMOUS)
-    participant = models.CharField(max_length=200, blank=True)
+    participant = models.CharField(
+        max_length=200, blank=True, help_text="Keyed hash of the platform id (never the id)."
+    )
     platform_data = models.JSONField(default=dict, blank=True)
     pseudonym = models.CharField(max_length=32, unique=True, default=new_pseudonym)
     token = models.CharField(max_length=64, unique=True, default=new_voter_token)
@@ -277,6 +287,11 @@ class Voter(models.Model):
     excluded_reason = models.CharField(max_length=200, blank=True)
     checks_passed = models.PositiveIntegerField(default=0)
     checks_failed = models.PositiveIntegerField(default=0)
+    # A platform participant who declined on the consent page (and has not agreed since): they
+    # get the no-consent code whenever they come back.
+    declined_at = models.DateTimeField(null=True, blank=True)
+    # Their data was deleted at their request: no identifier, no votes left.
+    forgotten_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

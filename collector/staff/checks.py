@@ -17,7 +17,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -26,8 +27,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import download, get_study, staff_required
-from collector.csv_cells import csv_lines
+from collector.access import CHANGE, VIEW, get_study, staff_required
+from collector.audit.trail import record
 from collector.models import Study
 from collector.staff.study_api import ERRORS, StudyView
 from collector.studies import attention_checks, importing, lifecycle
@@ -107,7 +108,7 @@ def _page(
 @staff_required
 @require_http_methods(["GET", "POST"])
 def checks_page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study(request, slug)
+    study = get_study(request, slug, CHANGE if request.method == "POST" else VIEW)
     if request.method != "POST":
         return _page(request, study)
     if request.POST.get("action") == "settings":
@@ -115,7 +116,9 @@ def checks_page(request: HttpRequest, slug: str) -> HttpResponse:
         if not form.is_valid():
             return _page(request, study, settings_form=form, status=400)
         try:
-            lifecycle.update_check_settings(study.pk, **form.cleaned_data)
+            with transaction.atomic():
+                lifecycle.update_check_settings(study.pk, **form.cleaned_data)
+                record(request, "checks.settings", study, **form.cleaned_data)
         except lifecycle.LifecycleError as exc:
             form.add_error(None, str(exc))
             return _page(request, study, settings_form=form, status=400)
@@ -124,7 +127,9 @@ def checks_page(request: HttpRequest, slug: str) -> HttpResponse:
         add = AddChecksForm(request.POST, request.FILES)
         if not add.is_valid():
             return _page(request, study, add_form=add, status=400)
-        added = attention_checks.add_checks(study, add.rows)
+        with transaction.atomic():
+            added = attention_checks.add_checks(study, add.rows)
+            record(request, "checks.add", study, checks=len(added))
         messages.success(request, f"{len(added)} check{'s' if len(added) != 1 else ''} added.")
     return redirect("staff-checks", slug=study.slug)
 
@@ -132,19 +137,16 @@ def checks_page(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_required
 @require_POST
 def check_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    study = get_study(request, slug)
-    if attention_checks.remove_check(study, pk):
+    study = get_study(request, slug, CHANGE)
+    with transaction.atomic():
+        removed = attention_checks.remove_check(study, pk)
+        if removed:
+            record(request, "checks.remove", study, check=pk)
+    if removed:
         messages.success(request, "Check removed.")
     else:
         messages.error(request, "That check was shown to voters (or does not exist): it stays.")
     return redirect("staff-checks", slug=study.slug)
-
-
-@staff_required
-def checks_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    rows = ([c[k] for k in CSV_HEADER] for c in attention_checks.check_figures(study))
-    return download(csv_lines(CSV_HEADER, rows), f"{study.slug}-checks.csv")
 
 
 NEW_CHECKS = inline_serializer(
@@ -176,7 +178,7 @@ class ChecksView(StudyView):
     )
     def post(self, request: Request, slug: str) -> Response:
         """Add checks: each an obviously related pair, then an obviously unrelated one."""
-        study = self.study(request, slug)
+        study = self.study(request, slug, CHANGE)
         data = request.data if isinstance(request.data, dict) else {}
         rows = data.get("checks")
         if not isinstance(rows, list) or not all(
@@ -187,5 +189,7 @@ class ChecksView(StudyView):
             parsed = importing.check_rows(list(enumerate(rows, start=1)), "checks")
         except importing.ImportFailed as exc:
             raise ValidationError({"detail": "; ".join(exc.errors)}) from None
-        attention_checks.add_checks(study, parsed)
+        with transaction.atomic():
+            added = attention_checks.add_checks(study, parsed)
+            record(request, "checks.add", study, checks=len(added))
         return Response({"checks": attention_checks.check_figures(study)}, status=201)

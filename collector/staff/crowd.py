@@ -20,15 +20,14 @@ from typing import Any, cast
 import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Exists, OuterRef, Q
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 import ranking
-from collector.access import download, get_study, staff_required, visible_studies
-from collector.csv_cells import csv_lines
+from collector.access import get_study, staff_required, visible_studies
 from collector.models import Study, Vote, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import bulk_sql
@@ -186,30 +185,6 @@ def _context(study: Study, predict_own: bool) -> dict[str, Any]:
 def crowd_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study(request, slug)
     return render(request, "staff/crowd.html", _context(study, "predict" in request.GET))
-
-
-@staff_required
-def crowd_json(request: HttpRequest, slug: str) -> HttpResponseBase:
-    """The crowd file (``python -m ranking.simulate run --crowd``)."""
-    study = get_study(request, slug)
-    try:
-        crowd = fitted_crowd(study)
-    except NotEnoughVotes as exc:
-        return JsonResponse({"detail": str(exc)}, status=409)
-    response = JsonResponse(crowd["model"], json_dumps_params={"indent": 1})
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-crowd.json"'
-    return response
-
-
-@staff_required
-def crowd_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    try:
-        voters = fitted_crowd(study)["model"]["voters"]
-    except NotEnoughVotes as exc:
-        return HttpResponse(str(exc), status=409, content_type="text/plain")
-    rows = ([v["name"], v["votes"], v["sigma"], v["eps"]] for v in voters)
-    return download(csv_lines(CSV_HEADER, rows), f"{study.slug}-crowd.csv")
 
 
 class CrowdView(StudyView):

@@ -1,5 +1,6 @@
-"""A study's downloads: the files (CSV, TSV, JSON Lines, JSON) at ``/staff/<slug>/<file>``, and
-the staff API's paged exports.
+"""A study's downloads: every file of :mod:`collector.exports.registry` at its URL
+(``/staff/<slug>/<path>``, one view for all), and the staff API's paged exports, which give the
+files' rows with their registered columns as keys.
 
 ``GET /api/v1/staff/studies/<slug>/ranking?after=<rank>&limit=<n>`` and
 ``GET /api/v1/staff/studies/<slug>/votes?after=<vote id>&limit=<n>`` answer
@@ -11,9 +12,6 @@ binary comparisons the same way (``row`` numbers them from 1; an area study is a
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
@@ -21,77 +19,36 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from collector.access import download, get_study, staff_required
-from collector.models import Study, Vote
-from collector.staff import dataset, exports, target_exports
+from collector.exports import registry, study_files, target_files
+from collector.exports.options import Options
+from collector.models import Vote
 from collector.staff.study_api import ERRORS, PAGING, Conflict, StudyView, page, paging
 from collector.studies import lifecycle
 
 
-def _export(
-    request: HttpRequest,
-    slug: str,
-    lines: Callable[[Study], Any],
-    name: str,
-    content_type: str = "text/csv",
-) -> HttpResponseBase:
-    """The study's file ``<slug>-<name>`` from ``lines(study)``; a study that has no such file
-    yet (not finished: 409) or at all (not a target study: 404) gets the reason as text."""
+@staff_required
+def export_file(request: HttpRequest, slug: str, export: str) -> HttpResponseBase:
+    """The study's file ``<slug>-<name>`` of the registered export ``export`` (every download URL
+    of :data:`collector.exports.registry.EXPORTS` is this view). A study that has no such file
+    yet (not finished, too few votes: 409) or at all (not a target study: 404) gets the reason:
+    as text, or as ``{"detail": ...}`` for a JSON file."""
+    found = registry.get(export)
     study = get_study(request, slug)
+    options = Options(
+        base_url=request.build_absolute_uri(f"/staff/{slug}/"), query=request.GET.dict()
+    )
     try:
-        body = lines(study)
-    except (lifecycle.NotFinished, target_exports.NotATargetStudy) as exc:
-        status = 404 if isinstance(exc, target_exports.NotATargetStudy) else 409
+        lines = found.lines(study, options)
+    except registry.Refused as exc:
+        status = registry.refusal_status(exc)
+        if found.media_type == registry.JSON:
+            return JsonResponse({"detail": str(exc)}, status=status)
         return HttpResponse(str(exc), status=status, content_type="text/plain")
-    return download(body, f"{study.slug}-{name}", content_type)
-
-
-@staff_required
-def ranking_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    return _export(request, slug, exports.ranking_csv, "ranking.csv")
-
-
-@staff_required
-def ranking_jsonl(request: HttpRequest, slug: str) -> HttpResponseBase:
-    return _export(request, slug, exports.ranking_jsonl, "ranking.jsonl", "application/jsonl")
-
-
-@staff_required
-def votes_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    return download(exports.votes_csv(study), f"{study.slug}-votes.csv")
-
-
-@staff_required
-def gold_tsv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    return _export(request, slug, dataset.gold_tsv, "gold.tsv", "text/tab-separated-values")
-
-
-@staff_required
-def comparisons_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    return _export(request, slug, target_exports.comparisons_csv, "comparisons.csv")
-
-
-@staff_required
-def gold_grouped_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    return _export(request, slug, target_exports.gold_grouped_csv, "gold-grouped.csv")
-
-
-@staff_required
-def dataset_json(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    try:
-        card = dataset.dataset_card(study, base_url=request.build_absolute_uri(f"/staff/{slug}/"))
-    except lifecycle.NotFinished as exc:
-        return JsonResponse({"detail": str(exc)}, status=409)
-    response = JsonResponse(card, json_dumps_params={"indent": 2})
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-dataset.json"'
+    if found.streamed:
+        return download(lines, found.filename(study), found.media_type)
+    response = HttpResponse("".join(lines), content_type=found.media_type)
+    response["Content-Disposition"] = f'attachment; filename="{found.filename(study)}"'
     return response
-
-
-@staff_required
-def items_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    return download(exports.items_csv(study), f"{study.slug}-items.csv")
 
 
 class RankingView(StudyView):
@@ -100,10 +57,10 @@ class RankingView(StudyView):
         study = self.study(request, slug)
         after, limit = paging(request)
         try:
-            rows = exports.ranking_rows(study, after_rank=after, limit=limit)
+            rows = study_files.ranking_rows(study, after_rank=after, limit=limit)
         except lifecycle.NotFinished as exc:
             raise Conflict(str(exc)) from None
-        header = exports.ranking_header(study)
+        header = registry.get("ranking.csv").columns(study)
         results = [dict(zip(header, row, strict=True)) for row in rows]
         return page(request, results, "rank", limit, study.items.count())
 
@@ -113,9 +70,10 @@ class VotesView(StudyView):
     def get(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
         after, limit = paging(request)
+        header = registry.get("votes.csv").columns(study)
         results = []
-        for row in exports.votes_rows(study, after_id=after, limit=limit):
-            item = dict(zip(exports.VOTES_HEADER, exports.vote_row_values(row), strict=True))
+        for row in study_files.votes_rows(study, after_id=after, limit=limit):
+            item = dict(zip(header, study_files.vote_row_values(row), strict=True))
             item["vote_id"] = row[0]
             results.append(item)
         count = Vote.objects.filter(ballot__study=study).count()
@@ -129,10 +87,10 @@ class ComparisonsView(StudyView):
         study = self.study(request, slug)
         after, limit = paging(request)
         try:
-            count, rows = target_exports.comparisons_rows(study, after, after + limit)
-        except target_exports.NotATargetStudy as exc:
+            count, rows = target_files.comparisons_rows(study, after, after + limit)
+        except target_files.NotATargetStudy as exc:
             raise NotFound(str(exc)) from None
-        header = target_exports.COMPARISONS_HEADER
+        header = registry.get("comparisons.csv").columns(study)
         results = [
             {"row": after + offset + 1, **dict(zip(header, row, strict=True))}
             for offset, row in enumerate(rows)

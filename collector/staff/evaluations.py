@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
@@ -31,7 +32,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import download, get_study, staff_required
+from collector.access import CHANGE, VIEW, get_study, staff_required
+from collector.audit.trail import record
 from collector.evaluation import figures, leaderboard, submitting
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study
@@ -43,7 +45,7 @@ from collector.staff.study_page import render_study_page
 @staff_required
 @require_POST
 def evaluation_new(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study(request, slug)
+    study = get_study(request, slug, CHANGE)
     if study.status != study.Status.FINISHED:
         messages.error(request, "Models are evaluated against the final ranking: wait for the end.")
         return render_study_page(request, study, status=409)
@@ -51,7 +53,7 @@ def evaluation_new(request: HttpRequest, slug: str) -> HttpResponse:
     status = 400
     if form.is_valid():
         try:
-            evaluation = form.submit(study, request.user)
+            evaluation = _submit(request, study, form)
         except submitting.EvaluationRefused as exc:
             if isinstance(exc, submitting.TooManyEvaluations):
                 status = 429
@@ -65,8 +67,16 @@ def evaluation_new(request: HttpRequest, slug: str) -> HttpResponse:
     return render_study_page(request, study, status=status, evaluation_form=form)
 
 
-def _evaluation(request: HttpRequest, slug: str, pk: int) -> Evaluation:
-    return get_object_or_404(Evaluation, study=get_study(request, slug), pk=pk)
+def _submit(request: HttpRequest, study: Study, form: EvaluationForm) -> Evaluation:
+    """Submit the form's model and record it in the audit trail."""
+    with transaction.atomic():
+        evaluation = form.submit(study, request.user)
+        record(request, "evaluation.submit", study, evaluation=evaluation.pk, name=evaluation.name)
+    return evaluation
+
+
+def _evaluation(request: HttpRequest, slug: str, pk: int, perm: str = VIEW) -> Evaluation:
+    return get_object_or_404(Evaluation, study=get_study(request, slug, perm), pk=pk)
 
 
 @staff_required
@@ -142,26 +152,12 @@ def evaluation_status(request: HttpRequest, slug: str) -> JsonResponse:
 
 
 @staff_required
-def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    return download(leaderboard.leaderboard_csv(study), f"{study.slug}-leaderboard.csv")
-
-
-@staff_required
-def leaderboard_json(request: HttpRequest, slug: str) -> JsonResponse:
-    study = get_study(request, slug)
-    response = JsonResponse(
-        {"study": study.slug, "gold": gold_provenance(study), "models": leaderboard.rows(study)}
-    )
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-leaderboard.json"'
-    return response
-
-
-@staff_required
 @require_POST
 def evaluation_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    evaluation = _evaluation(request, slug, pk)
-    evaluation.delete()
+    evaluation = _evaluation(request, slug, pk, CHANGE)
+    with transaction.atomic():
+        record(request, "evaluation.remove", evaluation.study, evaluation=pk, name=evaluation.name)
+        evaluation.delete()
     messages.success(request, f"“{evaluation.name}” was removed from the leaderboard.")
     return redirect("staff-study", slug=slug)
 
@@ -221,7 +217,7 @@ class EvaluationsView(StudyView):
         """Submit a model: answered at once. A bad name, size, compressed file or vectors
         header is a 400 (nothing stored); the file is then read and checked in the background,
         and a bad line leaves the evaluation ``refused`` with its reason."""
-        study = self.study(request, slug)
+        study = self.study(request, slug, CHANGE)
         if study.status != Study.Status.FINISHED:
             raise Conflict("The study is not finished: there is no gold ranking yet.")
         form = EvaluationForm(request.data, request.FILES)
@@ -229,7 +225,7 @@ class EvaluationsView(StudyView):
             field, errors = next(iter(form.errors.items()))
             raise ValidationError({"detail": f"{field}: {errors[0]}"})
         try:
-            evaluation = form.submit(study, request.user)
+            evaluation = _submit(request, study, form)
         except submitting.TooManyEvaluations as exc:
             raise TooManyPending(str(exc)) from None
         except submitting.EvaluationRefused as exc:

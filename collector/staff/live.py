@@ -20,14 +20,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import download, get_study, staff_required
-from collector.csv_cells import csv_lines
+from collector.access import get_study, staff_required
 from collector.models import Ballot, Comparison, Study, Vote
 from collector.staff.study_api import ERRORS, StudyView
 from collector.staff.study_page import interim_ranking
@@ -119,33 +118,6 @@ def hourly_rate(text: str | None) -> float | None:
 def live_json(request: HttpRequest, slug: str) -> JsonResponse:
     study = get_study(request, slug)
     return JsonResponse(live_status(study, hourly_rate(request.GET.get("rate"))))
-
-
-BALLOTS_HEADER = [
-    "ballot", "status", "answered", "open", "leased", "voided", "total", "items_without_answer",
-    "votes_per_minute", "active_voters", "minutes_left",
-]  # fmt: skip
-INTERIM_HEADER = ["rank", "item_id", "area", "token_a", "token_b", "score"]
-
-
-@staff_required
-def ballots_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    """The live figures per ballot, with the open ballot's items without an answer, as CSV."""
-    study = get_study(request, slug)
-    rows = (
-        [b["number"], *(b.get(k) for k in BALLOTS_HEADER[1:])]
-        for b in live_status(study, unanswered=True)["ballots"]
-    )
-    return download(csv_lines(BALLOTS_HEADER, rows), f"{study.slug}-ballots.csv")
-
-
-@staff_required
-def interim_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    """The interim ranking after the latest closed ballot (its best items), as CSV."""
-    study = get_study(request, slug)
-    rows = interim_ranking(study).get("interim_rows", [])
-    lines = csv_lines(INTERIM_HEADER, ([k, *r] for k, r in enumerate(rows, start=1)))
-    return download(lines, f"{study.slug}-interim.csv")
 
 
 class LiveView(StudyView):

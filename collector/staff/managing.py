@@ -15,11 +15,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from collector.access import get_study, staff_required, visible_studies
+from collector.access import CHANGE, OWN, get_study, staff_required, visible_studies
+from collector.audit.trail import record
 from collector.models import Study, Vote
 from collector.staff.study_forms import DeleteStudyForm, StudyEditForm
 from collector.studies import copying, lifecycle
@@ -28,14 +30,19 @@ from collector.studies import copying, lifecycle
 @staff_required
 @require_http_methods(["GET", "POST"])
 def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study(request, slug)
+    study = get_study(request, slug, CHANGE)
     if request.method != "POST":
         return _edit_page(request, study, StudyEditForm.of(study))
     form = StudyEditForm(request.POST)
     if not form.is_valid():
         return _edit_page(request, study, form, status=400)
+    texts = form.texts()
+    changed = sorted(name for name, value in texts.items() if getattr(study, name) != value)
     try:
-        lifecycle.update_texts(study.pk, **form.texts())
+        with transaction.atomic():
+            lifecycle.update_texts(study.pk, **texts)
+            if changed:
+                record(request, "study.edit", study, fields=changed)
     except lifecycle.LifecycleError as exc:
         form.add_error(None, str(exc))
         return _edit_page(request, study, form, status=400)
@@ -76,12 +83,22 @@ def duplicated(request: HttpRequest, form: forms.Form) -> Study | None:
 
 
 def _switch(
-    request: HttpRequest, slug: str, act: Callable[[int], bool], done: str, already: str
+    request: HttpRequest,
+    slug: str,
+    act: Callable[[int], bool],
+    done: str,
+    already: str,
+    action: str,
 ) -> HttpResponse:
-    """Run a lifecycle switch on the study; flash what happened, or why it was refused."""
-    study = get_study(request, slug)
+    """Run a lifecycle switch on the study; flash what happened, or why it was refused; a
+    change is recorded as ``action`` in the audit trail."""
+    study = get_study(request, slug, CHANGE)
     try:
-        messages.success(request, done if act(study.pk) else already)
+        with transaction.atomic():
+            changed = act(study.pk)
+            if changed:
+                record(request, action, study)
+        messages.success(request, done if changed else already)
     except lifecycle.LifecycleError as exc:
         messages.error(request, f"Refused: {exc}.")
     return redirect("staff-study", slug=slug)
@@ -95,6 +112,7 @@ def study_pause(request: HttpRequest, slug: str) -> HttpResponse:
         "Paused: no comparison is handed out until you resume (answers to those already "
         "handed out still count).",
         "The study was paused already.",
+        "study.pause",
     )  # fmt: skip
 
 
@@ -105,6 +123,7 @@ def study_resume(request: HttpRequest, slug: str) -> HttpResponse:
         request, slug, lifecycle.resume_study,
         "Resumed: comparisons are handed out again.",
         "The study was not paused.",
+        "study.resume",
     )  # fmt: skip
 
 
@@ -115,6 +134,7 @@ def study_archive(request: HttpRequest, slug: str) -> HttpResponse:
         request, slug, lifecycle.archive_study,
         "Archived: the study is paused and left off the study list (see Archived studies).",
         "The study was archived already.",
+        "study.archive",
     )  # fmt: skip
 
 
@@ -125,19 +145,22 @@ def study_unarchive(request: HttpRequest, slug: str) -> HttpResponse:
         request, slug, lifecycle.unarchive_study,
         "Unarchived: the study is on the study list again; it stays paused until you resume it.",
         "The study was not archived.",
+        "study.unarchive",
     )  # fmt: skip
 
 
 @staff_required
 @require_http_methods(["GET", "POST"])
 def study_delete(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study(request, slug)
+    study = get_study(request, slug, OWN)
     form = DeleteStudyForm(study, request.POST if request.method == "POST" else None)
     if request.method != "POST" or not form.is_valid():
         context = {"study": study, "form": form, "counts": _contents(study)}
         status = 400 if form.is_bound else 200
         return render(request, "staff/study_delete.html", context, status=status)
-    lifecycle.delete_study(study.pk)
+    with transaction.atomic():
+        lifecycle.delete_study(study.pk)
+        record(request, "study.delete", study, name=study.name)  # the trail outlives the study
     messages.success(request, f"Study “{study.name}” ({study.slug}) and all its data are deleted.")
     return redirect("staff-studies")
 

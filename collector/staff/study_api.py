@@ -1,18 +1,18 @@
 """The base of every staff JSON API view (``/api/v1/staff/studies/<slug>/...``): staff
-authentication (session or basic), the study looked up among those the user may see (another
-staff member's study is a 404), the errors every endpoint may answer, and keyset paging.
+authentication (session or basic), the study looked up among those the user is a member of (a
+non-member gets 404, a member whose role falls short of the view's permission 403), the errors
+every endpoint may answer, and keyset paging.
 
 Each feature module holds its own API views (:mod:`collector.staff.downloads`,
 :mod:`collector.staff.evaluations`, :mod:`collector.staff.live`, :mod:`collector.staff.voters`,
-:mod:`collector.staff.checks`, :mod:`collector.staff.figures`, :mod:`collector.staff.crowd`),
-each a :class:`StudyView`.
+:mod:`collector.staff.checks`, :mod:`collector.staff.figures`, :mod:`collector.staff.crowd`,
+:mod:`collector.staff.history`), each a :class:`StudyView`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.permissions import IsAdminUser
@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from collector.access import visible_studies
+from collector.access import VIEW, get_study
 from collector.models import Study
 
 # Every staff endpoint may answer these, as JSON {"detail": ...}.
@@ -62,5 +62,7 @@ def page(request: Request, results: list[dict[str, Any]], key: str, limit: int, 
 class StudyView(APIView):
     permission_classes = [IsAdminUser]
 
-    def study(self, request: Request, slug: str) -> Study:
-        return get_object_or_404(visible_studies(request.user), slug=slug)
+    def study(self, request: Request, slug: str, perm: str = VIEW) -> Study:
+        """The study, if the user may ``perm`` it (:func:`collector.access.get_study`: 404 for a
+        non-member, 403 for a member whose role falls short)."""
+        return get_study(request, slug, perm)

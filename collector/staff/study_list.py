@@ -1,5 +1,6 @@
-"""The staff's study list: each study with its state, its current ballot's progress and its voter
-link, in two queries however many studies there are. Archived studies have their own list.
+"""The staff's study list: each study the user is a member of, with its state, its current
+ballot's progress, its voter link and the user's role, in two queries however many studies there
+are. Archived studies have their own list.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from django.urls import reverse
 
 from collector.access import staff_required, visible_studies
 from collector.models import Ballot, Study
-from collector.staff import exports
+from collector.staff.study_page import progress_counts
 
 
 @dataclass(frozen=True)
 class StudyRow:
     study: Study
     # The study's current ballot: the latest one (ballots are made one after the other, so the
-    # open or pending ballot, if any, is the latest), annotated with exports.progress_counts.
+    # open or pending ballot, if any, is the latest), annotated with study_page.progress_counts.
     ballot: Ballot | None
     voter_url: str
 
@@ -40,9 +41,7 @@ def study_rows(request: HttpRequest, *, archived: bool = False) -> list[StudyRow
     )
     ballots = {
         b.study_id: b
-        for b in Ballot.objects.filter(id__in=Subquery(latest)).annotate(
-            **exports.progress_counts()
-        )
+        for b in Ballot.objects.filter(id__in=Subquery(latest)).annotate(**progress_counts())
     }
     return [
         StudyRow(

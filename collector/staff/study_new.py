@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from collector.access import get_study, staff_required
+from collector.audit.trail import record
 from collector.models import Study
 from collector.staff import crowd, managing
 from collector.staff.forms import StudyForm
@@ -41,14 +43,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
         return render(request, "staff/study_form.html", _form_context(form, original), status=400)
     if request.POST.get("action") == "create":
         try:
-            study = (
-                copying.duplicate_study(original, areas=form.areas, created_by=request.user,
-                                        **form.study_options())
-                if original is not None
-                else creating.create_study(
-                    areas=form.areas, created_by=request.user, **form.study_options()
-                )
-            )  # fmt: skip
+            with transaction.atomic():
+                study = _create(request, form, original)
         except lifecycle.LifecycleError as exc:
             form.add_error(None, str(exc))
             refused = _form_context(form, original)
@@ -70,6 +66,22 @@ def study_new(request: HttpRequest) -> HttpResponse:
                 target=d.get("target_rho_w"), groups=form.preview.get("groups"),
             )  # fmt: skip
     return render(request, "staff/study_form.html", context)
+
+
+def _create(request: HttpRequest, form: StudyForm, original: Study | None) -> Study:
+    """Create the study the form describes (a duplicate of ``original``); the user is its
+    first owner, and the audit trail records it."""
+    if original is None:
+        study = creating.create_study(
+            areas=form.areas, created_by=request.user, **form.study_options()
+        )
+        record(request, "study.create", study, name=study.name)
+        return study
+    study = copying.duplicate_study(
+        original, areas=form.areas, created_by=request.user, **form.study_options()
+    )
+    record(request, "study.duplicate", study, name=study.name, source=original.slug)
+    return study
 
 
 def _form_context(form: StudyForm, original: Study | None) -> dict[str, Any]:

@@ -7,18 +7,46 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from collector.access import get_study, staff_required
 from collector.evaluation import leaderboard
 from collector.evaluation.study_data import gold_provenance
-from collector.models import Ballot, ItemScore, Study
-from collector.staff import exports
+from collector.exports import study_files
+from collector.models import Ballot, ItemScore, Study, VoidedVote, Vote
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design
 
+# The leaderboard's columns after Model and Status: (header, cell), a cell naming the row's keys:
+# a count with its coverage, a text, or a figure (with its 95% interval when it has one). The
+# first figure column decides whether a row is scored.
+AREA_LEADERBOARD = [
+    ("n (coverage)", {"count": "n", "value": "coverage"}),
+    ("rho_w [95%]", {"value": "rho_w", "low": "rho_w_low", "high": "rho_w_high"}),
+    ("tau_w [95%]", {"value": "tau_w", "low": "tau_w_low", "high": "tau_w_high"}),
+    ("rho", {"value": "rho"}),
+    ("tau", {"value": "tau"}),
+    ("chance rho_w [95%]", {"value": "chance_rho_w_mean", "low": "chance_rho_w_low",
+                            "high": "chance_rho_w_high"}),
+    ("rho_w against chance", {"text": "z_rho_w_text"}),
+    ("agrees with votes", {"value": "vote_agreement"}),
+]  # fmt: skip
+TARGET_LEADERBOARD = [
+    ("targets (coverage)", {"count": "targets", "value": "coverage"}),
+    ("macro rho_w [95%]", {"value": "macro_rho_w", "low": "macro_rho_w_low",
+                           "high": "macro_rho_w_high"}),
+    ("macro tau_w [95%]", {"value": "macro_tau_w", "low": "macro_tau_w_low",
+                           "high": "macro_tau_w_high"}),
+    ("macro rho", {"value": "macro_rho"}),
+    ("macro tau", {"value": "macro_tau"}),
+    ("A&G score [95%]", {"value": "ag_score", "low": "ag_score_low", "high": "ag_score_high"}),
+    ("MRR", {"value": "mrr"}),
+    ("agrees with votes", {"value": "vote_agreement"}),
+]  # fmt: skip
 RANKING_ROWS_SHOWN = 200
 # The final ranking's text columns (the others are numbers, right-aligned on the page).
 TEXT_COLUMNS = {"area", "token_a", "token_b", "target", "candidate", "kind"}
@@ -37,7 +65,7 @@ def render_study_page(
     evaluation_form: EvaluationForm | None = None,
 ) -> HttpResponse:
     """The study page; with ``evaluation_form``, a refused model upload and its errors."""
-    progress = exports.progress(study)
+    progress = ballot_progress(study)
     for row in progress:
         if row["ballot"].status == row["ballot"].Status.OPEN:
             # Shown before an early close: these items would get no score from this ballot.
@@ -55,11 +83,11 @@ def render_study_page(
     if study.status == Study.Status.RUNNING:
         context.update(interim_ranking(study))
     if study.status == Study.Status.FINISHED:
-        header = exports.ranking_header(study)
+        header = study_files.ranking_header(study)
         text = [name in TEXT_COLUMNS for name in header]
         rows = [
             [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)]
-            for row in exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN)
+            for row in study_files.ranking_rows(study, limit=RANKING_ROWS_SHOWN)
         ]
         context.update(ranking_header=header, ranking_rows=rows, ranking_limit=RANKING_ROWS_SHOWN)
         board = leaderboard.rows(study)
@@ -68,9 +96,28 @@ def render_study_page(
             leaderboard=board,
             gold=gold_provenance(study),
         )
+        context["leaderboard_table"] = leaderboard_table(board, study.targets)
         if study.targets:
             context["target_models"], context["target_table"] = leaderboard.target_table(board)
     return render(request, "staff/study_detail.html", context, status=status)
+
+
+def leaderboard_table(board: list[dict[str, Any]], targets: bool) -> dict[str, Any]:
+    """The leaderboard as the page's table shows it (``staff/_leaderboard.html``): the column
+    headers, and each model's row with its cells (a row not scored shows its status instead)."""
+    columns = TARGET_LEADERBOARD if targets else AREA_LEADERBOARD
+    primary = columns[1][1]["value"]
+    return {
+        "columns": [label for label, _ in columns],
+        "rows": [
+            {
+                "row": r,
+                "scored": r.get(primary) is not None,
+                "cells": [{part: r.get(key) for part, key in cell.items()} for _, cell in columns],
+            }
+            for r in board
+        ],
+    }
 
 
 def target_counts(sizes: np.ndarray) -> dict[str, int]:
@@ -101,3 +148,47 @@ def interim_ranking(study: Study, limit: int = 30) -> dict[str, Any]:
                      "item__token_b__text", field)[:limit]
     )  # fmt: skip
     return {"interim_after": latest.number, "interim_rows": rows, "interim_field": field}
+
+
+def progress_counts() -> dict[str, Any]:
+    """A ballot's progress as annotations of Ballot rows: ``total`` comparisons (void ones
+    excluded), ``answered`` and ``voided``."""
+    return {
+        "total": Count("comparisons", filter=~Q(comparisons__status="void")),
+        "answered": Count("comparisons", filter=Q(comparisons__status="answered")),
+        "voided": Count("comparisons", filter=Q(comparisons__status="void")),
+    }
+
+
+def ballot_progress(study: Study) -> list[dict[str, Any]]:
+    """Each ballot with its comparisons answered / total (void ones excluded), the comparisons
+    voided by an early close (``voided``), the votes voided by excluding their voters
+    (``votes_voided``, what the exclusion's message counts) and its voters."""
+    voided_votes = (
+        VoidedVote.objects.filter(ballot=OuterRef("pk"))
+        .values("ballot")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    ballots: list[Any] = list(
+        Ballot.objects.filter(study=study)
+        .annotate(**progress_counts(), votes_voided=Coalesce(Subquery(voided_votes), 0))
+        .order_by("number")
+    )
+    voters = dict(
+        Vote.objects.filter(ballot__study=study)
+        .values("ballot_id")
+        .annotate(n=Count("voter_id", distinct=True))
+        .values_list("ballot_id", "n")
+    )
+    return [
+        {
+            "ballot": b,
+            "answered": b.answered,
+            "total": b.total,
+            "voided": b.voided,
+            "votes_voided": b.votes_voided,
+            "voters": voters.get(b.pk, 0),
+        }
+        for b in ballots
+    ]

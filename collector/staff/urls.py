@@ -3,6 +3,7 @@ module (pages and API together)."""
 
 from django.urls import include, path
 
+from collector.exports import registry
 from collector.staff import (
     ballots,
     checks,
@@ -10,17 +11,40 @@ from collector.staff import (
     downloads,
     evaluations,
     figures,
+    history,
     live,
     managing,
+    participants,
     study_list,
     study_new,
     study_page,
+    team,
     voters,
 )
 from collector.voting import preview
 
 urlpatterns = [
     path("staff/", study_list.study_list, name="staff-studies"),
+    # A participant's data (collector.staff.participants).
+    path("staff/participants/", participants.lookup_page, name="staff-participants"),
+    path("staff/participants/export/", participants.export_json, name="staff-participant-export"),
+    path("staff/participants/delete/", participants.delete, name="staff-participant-delete"),
+    path("staff/<slug:slug>/rescore/", participants.rescore, name="staff-study-rescore"),
+    path(
+        "api/v1/staff/participants/lookup",
+        participants.LookupView.as_view(),
+        name="api-staff-participant-lookup",
+    ),
+    path(
+        "api/v1/staff/participants/forget",
+        participants.ForgetView.as_view(),
+        name="api-staff-participant-forget",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/rescore",
+        participants.RescoreView.as_view(),
+        name="api-staff-study-rescore",
+    ),
     path("staff/new/", study_new.study_new, name="staff-study-new"),
     path("staff/<slug:slug>/", study_page.study_detail, name="staff-study"),
     # Managing a study (collector.staff.managing).
@@ -30,6 +54,9 @@ urlpatterns = [
     path("staff/<slug:slug>/archive/", managing.study_archive, name="staff-study-archive"),
     path("staff/<slug:slug>/unarchive/", managing.study_unarchive, name="staff-study-unarchive"),
     path("staff/<slug:slug>/delete/", managing.study_delete, name="staff-study-delete"),
+    # The team and the audit trail (collector.staff.team, collector.staff.history).
+    path("staff/<slug:slug>/team/", team.team_page, name="staff-team"),
+    path("staff/<slug:slug>/history/", history.history_page, name="staff-history"),
     path(
         "staff/<slug:slug>/ballots/<int:number>/open/",
         ballots.ballot_open,
@@ -40,35 +67,26 @@ urlpatterns = [
         ballots.ballot_close,
         name="staff-ballot-close",
     ),
-    path("staff/<slug:slug>/ranking.csv", downloads.ranking_csv, name="staff-ranking-csv"),
-    path("staff/<slug:slug>/ranking.jsonl", downloads.ranking_jsonl, name="staff-ranking-jsonl"),
-    path("staff/<slug:slug>/votes.csv", downloads.votes_csv, name="staff-votes-csv"),
-    path("staff/<slug:slug>/items.csv", downloads.items_csv, name="staff-items-csv"),
-    path("staff/<slug:slug>/gold.tsv", downloads.gold_tsv, name="staff-gold-tsv"),
-    path(
-        "staff/<slug:slug>/comparisons.csv", downloads.comparisons_csv, name="staff-comparisons-csv"
-    ),
-    path(
-        "staff/<slug:slug>/gold-grouped.csv",
-        downloads.gold_grouped_csv,
-        name="staff-gold-grouped-csv",
+    # Every file of the export registry, at its own path and name (collector.exports.registry).
+    *(
+        path(
+            f"staff/<slug:slug>/{export.path}",
+            downloads.export_file,
+            {"export": export.name},
+            name=export.url_name,
+        )
+        for export in registry.EXPORTS
     ),
     path("staff/<slug:slug>/figures/", figures.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
-    path("staff/<slug:slug>/ballots.csv", live.ballots_csv, name="staff-ballots-csv"),
-    path("staff/<slug:slug>/interim.csv", live.interim_csv, name="staff-interim-csv"),
-    path("staff/<slug:slug>/voters.csv", voters.voters_csv, name="staff-voters-csv"),
     path(
         "staff/<slug:slug>/voters/<slug:pseudonym>/exclude/",
         voters.exclude,
         name="staff-voter-exclude",
     ),
     path("staff/<slug:slug>/checks/", checks.checks_page, name="staff-checks"),
-    path("staff/<slug:slug>/checks.csv", checks.checks_csv, name="staff-checks-csv"),
     path("staff/<slug:slug>/crowd/", crowd.crowd_page, name="staff-crowd"),
-    path("staff/<slug:slug>/crowd.json", crowd.crowd_json, name="staff-crowd-json"),
-    path("staff/<slug:slug>/crowd.csv", crowd.crowd_csv, name="staff-crowd-csv"),
     path(
         "staff/<slug:slug>/checks/<int:pk>/remove/", checks.check_remove, name="staff-check-remove"
     ),
@@ -77,21 +95,10 @@ urlpatterns = [
         figures.figure_file,
         name="staff-figure-file",
     ),
-    path("staff/<slug:slug>/dataset.json", downloads.dataset_json, name="staff-dataset-json"),
     path("staff/<slug:slug>/try/", include(preview.urlpatterns)),  # "try as a voter"
     path("staff/<slug:slug>/models/", evaluations.evaluation_new, name="staff-evaluation-new"),
     path(
         "staff/<slug:slug>/models/status", evaluations.evaluation_status, name="staff-eval-status"
-    ),
-    path(
-        "staff/<slug:slug>/models/leaderboard.csv",
-        evaluations.leaderboard_csv,
-        name="staff-leaderboard-csv",
-    ),
-    path(
-        "staff/<slug:slug>/models/leaderboard.json",
-        evaluations.leaderboard_json,
-        name="staff-leaderboard-json",
     ),
     path(
         "staff/<slug:slug>/models/<int:pk>/",
@@ -158,6 +165,11 @@ urlpatterns = [
         "api/v1/staff/studies/<slug:slug>/figures",
         figures.FiguresView.as_view(),
         name="api-staff-figures",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/history",
+        history.HistoryView.as_view(),
+        name="api-staff-history",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/crowd",

@@ -23,8 +23,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -36,12 +37,13 @@ from rest_framework.response import Response
 from threadpoolctl import threadpool_limits
 
 import ranking
-from collector.access import download, get_study, staff_required
-from collector.csv_cells import csv_lines
+from collector.access import CHANGE, get_study, staff_required
+from collector.audit.trail import record
 from collector.models import Study, VoidedVote, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import attention_checks, bulk_sql
 from collector.voting import store
+from collector.voting.participant_ids import participant_key
 from ranking.crowd import MIN_AGREEMENT, RUN_LENGTH, SPEEDER_MS
 
 CSV_HEADER = [
@@ -179,10 +181,12 @@ def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[s
 
 
 def find_participant(study: Study, participant: str | None) -> Voter | None:
-    """The study's voter with this platform id (any platform), for payments and rejections."""
+    """The study's voter with this platform id (any platform), for payments and rejections:
+    found by the id's keyed hash, as stored."""
     if not participant:
         return None
-    return Voter.objects.filter(study=study, participant=participant).first()
+    key = participant_key(participant.strip())
+    return Voter.objects.filter(study=study, participant=key).first()
 
 
 def flagged(row: dict[str, Any]) -> bool:
@@ -228,9 +232,14 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     """Exclude a voter of the study: see :func:`collector.voting.store.exclude_voter`."""
-    study = get_study(request, slug)
+    study = get_study(request, slug, CHANGE)
     voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
-    voided = store.exclude_voter(voter.pk, request.POST.get("reason", ""))
+    reason = store.exclusion_reason(request.POST.get("reason"))
+    with transaction.atomic():
+        voided = store.exclude_voter(voter.pk, reason)
+        if voided is not None:
+            record(request, "voter.exclude", study, voter=voter.pseudonym, voided=voided,
+                   reason=reason)  # fmt: skip
     if voided is None:
         messages.info(request, f"{voter.pseudonym} was excluded before.")
     else:
@@ -242,14 +251,6 @@ def exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     back = request.POST.get("query", "")  # the table's thresholds, kept
     url = reverse("staff-voters", kwargs={"slug": study.slug})
     return redirect(url + (f"?{back}" if back else ""))
-
-
-@staff_required
-def voters_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = get_study(request, slug)
-    table = voter_table(study, Thresholds(_with_defaults(request)).values())
-    lines = csv_lines(CSV_HEADER, ([r[k] for k in CSV_HEADER] for r in table["rows"]))
-    return download(lines, f"{study.slug}-voters.csv")
 
 
 class VotersView(StudyView):
@@ -293,11 +294,15 @@ class ExcludeView(StudyView):
     def post(self, request: Request, slug: str, pseudonym: str) -> Response:
         """Exclude a voter: no more comparisons, the open ballot's votes voided and returned to
         the pool, closed ballots' votes kept out of pooled estimates, the excluded code."""
-        study = self.study(request, slug)
+        study = self.study(request, slug, CHANGE)
         voter = get_object_or_404(Voter, study=study, pseudonym=pseudonym)
         data = request.data if isinstance(request.data, dict) else {}
         reason = store.exclusion_reason(data.get("reason"))
-        voided = store.exclude_voter(voter.pk, reason)
+        with transaction.atomic():
+            voided = store.exclude_voter(voter.pk, reason)
+            if voided is not None:
+                record(request, "voter.exclude", study, voter=voter.pseudonym, voided=voided,
+                       reason=reason)  # fmt: skip
         if voided is None:
             raise Conflict(f"{voter.pseudonym} was excluded before.")
         return Response({"voter": voter.pseudonym, "voided": voided, "reason": reason})

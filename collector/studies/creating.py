@@ -20,6 +20,7 @@ from collector.models import (
     Area,
     Item,
     Study,
+    StudyMember,
     Token,
 )
 from collector.studies import bulk_sql, importing, questions
@@ -385,6 +386,8 @@ def create_study(
     with transaction.atomic():
         study.slug = _unique_slug(name)
         study.save()
+        if created_by is not None:  # the creator is the first owner (docs/team.md)
+            StudyMember.objects.create(study=study, user=created_by, role=StudyMember.Role.OWNER)
         item_ids = _store_items(study, areas)
         store_ballot(study, 1, members, pairs, ballots.schedule[0].nominal_m, item_ids)
     log.info(

@@ -29,7 +29,6 @@ from rest_framework.exceptions import (
     NotAuthenticated,
     NotFound,
     ParseError,
-    PermissionDenied,
     Throttled,
     UnsupportedMediaType,
 )
@@ -40,8 +39,8 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from collector.api_errors import DATABASE_DOWN_DETAIL, DATABASE_DOWN_RETRY_SECONDS
-from collector.models import Study, Voter
-from collector.voting import identity, store
+from collector.models import Study
+from collector.voting import admission, registering, store
 from collector.voting.identity import TOKEN_HEADER, TOKEN_META
 from collector.voting.serializers import (
     EXAMPLE,
@@ -162,12 +161,9 @@ class VotingEndpoint(APIView):
                         header = authenticators[0].authenticate_header(request)
                         exc = NotAuthenticated(getattr(permission, "message", None))
                         return _error(exc, {"WWW-Authenticate": header})
-                for throttle_class in cls.throttle_classes:
-                    throttle = throttle_class()
-                    if not throttle.allow_request(request, endpoint):
-                        wait = throttle.wait()
-                        headers = {"Retry-After": str(int(wait))} if wait else None
-                        return _error(Throttled(wait), headers)
+                if (wait := admission.throttle_wait(request, cls.throttle_classes)) is not None:
+                    headers = {"Retry-After": str(int(wait))} if wait else None
+                    return _error(Throttled(wait or None), headers)
                 return handler(request, **kwargs)
             except AuthenticationFailed as exc:
                 header = authenticators[0].authenticate_header(request)
@@ -193,18 +189,7 @@ class VoterTokenEndpoint(VotingEndpoint):
     @staticmethod
     def voter(request: HttpRequest, slug: str) -> store.VoterToken:
         auth: VoterAuth = request.auth  # type: ignore[attr-defined]
-        return store.VoterToken(auth.token, slug)
-
-
-def _refuse(e: store.VoteRejected, slug: str) -> JsonResponse:
-    """The voter's refusals as the API's errors (401 with its header, 403 or 404)."""
-    if e.reason == "wrong_study":
-        if Study.objects.filter(slug=slug).exists():
-            raise PermissionDenied(e.detail)
-        raise NotFound("No such study.")
-    if e.reason == "unknown_voter":
-        raise AuthenticationFailed(e.detail)
-    return JsonResponse({"detail": e.detail}, status=e.status_code)
+        return admission.token_voter(auth.token, slug)
 
 
 class CreateVoter(VotingEndpoint):
@@ -212,24 +197,28 @@ class CreateVoter(VotingEndpoint):
         operation_id="voting_create_voter",
         summary="Register a voter",
         description="Returns a voter token. With a participant id, the same participant always "
-        "gets the same voter (200); otherwise a new anonymous voter is created (201).",
+        "gets the same voter (200); otherwise a new anonymous voter is created (201). A study "
+        "that takes no voters (not started, finished, archived) refuses a participant it has "
+        "never seen (409 with the reason); a returning one gets their token and the code they "
+        "earned. consent false declines: the no-consent code, no token.",
         request=VoterRequest,
-        responses={201: VoterShape, 200: VoterShape, **error_responses(400, 404, 415)},
+        responses={201: VoterShape, 200: VoterShape, **error_responses(400, 404, 409, 415)},
         tags=["voting"],
     )
     def post(self, request: HttpRequest, slug: str) -> JsonResponse:
         study = Study.objects.filter(slug=slug).first()
         if study is None:
             raise NotFound("No such study.")
-        participant = validated(VoterRequest, json_body(request)).get("participant", "").strip()
-        who = (
-            identity.Identity(Voter.Source.PARTICIPANT, participant)
-            if participant
-            else identity.Identity()
-        )
-        address = VotingThrottle().get_ident(request)
-        voter, created = identity.get_or_create_voter(study, who, address=address)
-        return JsonResponse({"token": voter.token}, status=201 if created else 200)
+        data = validated(VoterRequest, json_body(request))
+        participant = data.get("participant", "").strip()
+        address = admission.client_address(request)
+        try:
+            done = registering.register(
+                study, participant, consent=data.get("consent"), address=address
+            )
+        except registering.Refused as e:
+            return JsonResponse({"detail": e.detail, "reason": e.reason}, status=409)
+        return JsonResponse(done.as_dict(), status=201 if done.created else 200)
 
 
 class NextComparison(VoterTokenEndpoint):
@@ -246,7 +235,7 @@ class NextComparison(VoterTokenEndpoint):
         try:
             a = store.next_assignment(self.voter(request, slug))
         except store.VoteRejected as e:
-            return _refuse(e, slug)
+            return admission.refusal(e, request, slug, admission.Channel.API)
         return JsonResponse(a.as_dict())
 
 
@@ -278,5 +267,5 @@ class Votes(VoterTokenEndpoint):
                 voter, data["comparison_id"], data["choice"], data.get("response_ms")
             )
         except store.VoteRejected as e:
-            return _refuse(e, slug)
+            return admission.refusal(e, request, slug, admission.Channel.API)
         return JsonResponse(a.as_dict(), status=201 if created else 200)

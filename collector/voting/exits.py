@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import quote, urlsplit
 
-from collector.models import Study
+from collector.models import Study, Voter
+from collector.voting import store
 from collector.voting.identity import MTURK_PREVIEW
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "Exit",
     "MTurkSubmit",
     "Outcome",
+    "declined_exit",
+    "earned_exit",
     "mturk_submit",
     "way_out",
 ]
@@ -122,3 +125,24 @@ def way_out(study: Study, outcome: Outcome, platform: Mapping[str, object] | Non
         url = target if target and outcome == Outcome.COMPLETE else None
     automatic = bool(url) and study.auto_redirect and outcome != Outcome.PARTIAL
     return Exit(outcome, code, url, automatic)
+
+
+def declined_exit(study: Study, voter: Voter | None) -> Exit | None:
+    """The no-consent way out of a platform participant who declined (and has not agreed
+    since: :func:`collector.voting.identity.decline`), else None."""
+    if voter is None or voter.declined_at is None:
+        return None
+    return way_out(study, Outcome.NO_CONSENT, voter.platform_data)
+
+
+def earned_exit(study: Study, voter: Voter) -> Exit | None:
+    """The way out a returning voter has earned on a study that takes no voters (finished,
+    archived, not started): the no-consent code if they declined, else the code of what they
+    answered (:mod:`collector.voting.returning`), else None. Hands out nothing (a comparison
+    still in their hand is not work they can be paid for any more)."""
+    if declined := declined_exit(study, voter):
+        return declined
+    a = store.standing(voter)
+    if a.completion_code is None or a.outcome is None:
+        return None
+    return way_out(study, Outcome(a.outcome), voter.platform_data)

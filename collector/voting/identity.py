@@ -9,8 +9,10 @@ The study link accepts
   ``workerId``: they see the instructions but get no work;
 - ``participant``: any other platform's id.
 
-The same (study, source, participant) is always the same voter. Anyone else is anonymous: one new
-voter per browser session.
+The same (study, source, participant) is always the same voter, found by the keyed hash of the
+id (:mod:`collector.voting.participant_ids`; the id itself is never stored). Anyone else is
+anonymous: one new voter per browser session. A platform participant who declines is recorded
+(:func:`decline`), so that they get the no-consent code whenever they come back.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
-from collector.models import Study, Voter
+from collector.models import Study, Vote, Voter
+from collector.voting.participant_ids import participant_key
 from collector.voting.store import address_key
 
 # The voting API's voter credential (returned by POST /api/v1/studies/<slug>/voters).
@@ -68,8 +71,30 @@ def identify(params: Mapping[str, str]) -> Identity:
 
 
 def _lookup(study: Study, identity: Identity) -> dict[str, Any]:
-    """The fields that find a platform participant's voter: (study, source, participant)."""
-    return {"study": study, "source": identity.source, "participant": identity.participant}
+    """The fields that find a platform participant's voter: (study, source, hashed id)."""
+    key = participant_key(identity.participant)
+    return {"study": study, "source": identity.source, "participant": key}
+
+
+def platform_voter(study: Study, identity: Identity) -> Voter | None:
+    """The study's voter of this platform participant, if they came before (else None)."""
+    if identity.preview or not identity.participant:
+        return None
+    return Voter.objects.filter(**_lookup(study, identity)).first()
+
+
+def decline(study: Study, identity: Identity) -> None:
+    """A platform participant declined on the consent page: record it (their hashed id and the
+    time), unless they agreed before or answered something. Anonymous visitors leave nothing."""
+    if identity.preview or not identity.participant:
+        return
+    voter, created = get_or_create_voter(study, identity)
+    if created or (
+        voter.consented_at is None
+        and voter.declined_at is None
+        and not Vote.objects.filter(voter=voter).exists()
+    ):
+        Voter.objects.filter(pk=voter.pk).update(declined_at=timezone.now())
 
 
 def get_or_create_voter(
@@ -145,8 +170,9 @@ def consent(request: HttpRequest, study: Study, identity: Identity, address: str
         voter = Voter.objects.filter(pk=stub.pk, study=study).first()
     if voter is None:
         voter, _ = get_or_create_voter(study, identity, address=address)
-    if voter.consented_at is None:
-        voter.consented_at = timezone.now()
-        voter.save(update_fields=["consented_at"])
+    if voter.consented_at is None or voter.declined_at is not None:
+        voter.consented_at = voter.consented_at or timezone.now()
+        voter.declined_at = None  # agreed after all
+        voter.save(update_fields=["consented_at", "declined_at"])
     remember(request, study, voter)
     return voter

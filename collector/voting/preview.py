@@ -6,7 +6,7 @@ pairs are the open ballot's unanswered comparisons in slot order (else seeded ra
 study's items), read and never leased. Answering shows the next pair; after the quota (as a voter
 would have it now) comes the thank-you page, and "I do not agree" shows the no-consent page. No
 Voter, Vote, lease or session entry is written: the pair's position in the preview is its id,
-and the script sends it back with the answer. Only staff who can see the study (its creator, a
+and the script sends it back with the answer. Only staff who can see the study (its members, a
 superuser: :func:`collector.access.get_study`) may try it.
 """
 

@@ -57,6 +57,13 @@ class VoterRequest(serializers.Serializer):
         max_length=MAX_PARTICIPANT_LENGTH,
         help_text="Crowd platform id; the same participant always gets the same voter.",
     )
+    consent = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="false: the participant declines (no token; the no-consent code, again at "
+        "every later registration); true: they take part, after declining before.",
+    )
 
 
 class VoteRequest(serializers.Serializer):
@@ -109,13 +116,29 @@ class AssignmentShape(serializers.Serializer):
     progress = ProgressShape()
     completion_code = serializers.CharField(
         allow_null=True,
-        help_text="Set once the voter reached the quota or the study is finished; else null "
-        "(with comparison null: no pairs right now, ask again later).",
+        help_text="The code the voter has earned (see outcome); else null (with comparison "
+        "null: no pairs right now, ask again later).",
+    )
+    outcome = serializers.ChoiceField(
+        choices=["complete", "partial", "excluded"],
+        allow_null=True,
+        help_text="complete: they answered their share; partial: they answered some and the "
+        "study (finished or archived) can give them no more; excluded: staff or the attention "
+        "checks excluded them; null: no code yet.",
     )
 
 
 class VoterShape(serializers.Serializer):
-    token = serializers.CharField()
+    token = serializers.CharField(allow_null=True, help_text="null: the participant declined.")
+    outcome = serializers.ChoiceField(
+        choices=["complete", "partial", "excluded", "no_consent"],
+        allow_null=True,
+        help_text="A returning participant's outcome when the study has nothing more for them "
+        "(finished, archived), or no_consent when they declined; else null.",
+    )
+    completion_code = serializers.CharField(
+        allow_null=True, help_text="The code of that outcome; else null."
+    )
 
 
 class ErrorShape(serializers.Serializer):
@@ -144,6 +167,7 @@ EXAMPLE = OpenApiExample(
         },
         "progress": {"answered": 3, "quota": 100},
         "completion_code": None,
+        "outcome": None,
     },
     response_only=True,
 )
@@ -158,6 +182,7 @@ TARGET_EXAMPLE = OpenApiExample(
         },
         "progress": {"answered": 4, "quota": 100},
         "completion_code": None,
+        "outcome": None,
     },
     response_only=True,
 )

@@ -48,6 +48,7 @@ from django.utils.translation import gettext_lazy
 from collector import jobs
 from collector.models import Comparison, Item, Study, Token, Vote, Voter
 from collector.studies import lifecycle
+from collector.voting import returning
 
 __all__ = [
     "REFUSALS",
@@ -66,6 +67,7 @@ __all__ = [
     "next_assignment",
     "next_comparison",
     "record_vote",
+    "standing",
     "vote_and_next",
 ]
 
@@ -176,6 +178,9 @@ class Assignment:
     paused: bool = False
     # A target study's comparison: its items' token_a is their target.
     targets: bool = False
+    # Why the voter has ``completion_code``: "complete", "partial" or "excluded"
+    # (collector.voting.exits.Outcome); None while they have none.
+    outcome: str | None = None
 
     @property
     def comparison(self) -> Comparison | None:
@@ -200,6 +205,7 @@ class Assignment:
             else comparison_shape(p.id, p.left.shown, p.right.shown, targets=self.targets),
             "progress": {"answered": self.answered, "quota": self.quota},
             "completion_code": self.completion_code,
+            "outcome": self.outcome,
         }
 
 
@@ -317,18 +323,25 @@ def _assignment(r: _Result) -> Assignment:
     if r.pair_id is not None:
         assert r.ballot is not None
         pair = Pair(r.pair_id, r.ballot, Side(*r.left), Side(*r.right))
-    done = bool(r.excluded) or (r.ballot is not None and answered >= quota)
-    if r.finished and not done and r.voter is not None:
-        # A finished study's code goes to those who took part, not to anyone who registers now.
-        done = Vote.objects.filter(voter_id=r.voter).exists()
+    code, outcome = None, None
+    if pair is None:
+        if r.excluded:
+            code, outcome = r.code, "excluded"
+        elif r.ballot is not None and answered >= quota:
+            code, outcome = r.code, returning.COMPLETE
+        elif r.voter is not None and (earned := returning.idle_outcome(r.voter)):
+            # No pair and the current ballot's share not answered: an earlier ballot's share,
+            # or what a finished (or archived) study owes them (collector.voting.returning).
+            outcome, code = earned
     return Assignment(
         pair=pair,
         answered=answered,
         quota=quota,
-        completion_code=r.code if pair is None and done else None,
+        completion_code=code,
         excluded=bool(r.excluded),
         paused=bool(r.paused),
         targets=pair is not None and r.study is not None and is_target_study(r.study),
+        outcome=outcome,
     )
 
 
@@ -336,6 +349,12 @@ def check_voter(voter: Voter | VoterToken) -> None:
     """Raise what the voter deserves (401 unknown, 403 another study's token), changing nothing:
     for the error paths that answer before a vote reaches the rules."""
     _call(voter, now=timezone.now(), hand_out=False)
+
+
+def standing(voter: Voter | VoterToken) -> Assignment:
+    """Where the voter stands, handing out nothing (not even the comparison in their hand):
+    their progress and the code they have earned, if any."""
+    return _assignment(_call(voter, now=timezone.now(), hand_out=False))
 
 
 def next_assignment(voter: Voter | VoterToken) -> Assignment:

@@ -30,21 +30,16 @@ from rest_framework.exceptions import ValidationError
 from collector import api_errors
 from collector.models import Study, Voter
 from collector.studies import lifecycle
-from collector.voting import exits, identity, language, store, texts, waiting
+from collector.voting import admission, exits, identity, language, store, texts, waiting
 from collector.voting.briefing import briefing
 from collector.voting.exits import Outcome
 from collector.voting.serializers import VoteRequest, validated
-from collector.voting.throttling import VotingThrottle
 from config.security import extend_policy
 
 # MTurk frames the pages and receives the finished HIT's form.
 _FRAMEABLE = extend_policy(
     frame_ancestors=("'self'", *exits.MTURK_ORIGINS), form_action=("'self'", *exits.MTURK_ORIGINS)
 )
-# A refused vote whose ballot closed early: the page the voter goes to next says so (the reply
-# names the notice, texts.NOTICES["closed"], and the voting script carries it in the URL).
-CLOSED_REASONS = ("voided", "ballot_closed")
-
 StudyView = Callable[[HttpRequest, Study], HttpResponse]
 
 
@@ -97,17 +92,18 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
     """
     # The form posts back to this URL with its query string, so the identity survives.
     who = identity.identify(request.GET)
-    if refused := VotingThrottle().refusal(request):  # the start button registers a voter
-        page = render(request, "voting/busy.html", {"study": study}, status=429)
-        page["Retry-After"] = refused["Retry-After"]
-        return page
+    if busy := admission.busy_page(request, study):  # the start button registers a voter
+        return busy
     closed = lifecycle.is_archived(study)
     running = lifecycle.takes_voters(study)
-    consented = running and identity.consented_before(study, who)
+    known = identity.platform_voter(study, who)  # a platform participant who came before
+    if known is not None and not running and (earned := exits.earned_exit(study, known)):
+        return _way_out_page(request, study, earned)  # no unpaid work, whatever the state
+    consented = running and known is not None and known.consented_at is not None
     if identity.skips_consent(request, consented) or (
         request.method == "POST" and not who.preview and running
     ):
-        identity.consent(request, study, who, VotingThrottle().get_ident(request))
+        identity.consent(request, study, who, admission.client_address(request))
         language.remember(request, study.slug, translation.get_language())
         return redirect("voting:vote", slug=study.slug)
     query = f"?{request.GET.urlencode()}" if request.GET else ""
@@ -117,6 +113,7 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
         open=running,
         closed=closed,
         returning=consented or identity.session_voter(request, study.slug) is not None,
+        declined_exit=exits.declined_exit(study, known) if running else None,
         start_url=request.get_full_path(),
         decline_url=reverse("voting:declined", kwargs={"slug": study.slug}) + query,
         refresh=not running and not closed and study.status != Study.Status.FINISHED,
@@ -124,13 +121,26 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
     return render(request, "voting/study_link.html", context)
 
 
+def _way_out_page(request: HttpRequest, study: Study, exit_: exits.Exit) -> HttpResponse:
+    """The page of a way out shown at the study link to a returning participant: the thank-you
+    page with their code, or the no-consent page."""
+    page = "declined" if exit_.outcome == Outcome.NO_CONSENT else "done"
+    context = {"study": study, "exit": exit_, "recorded": True}
+    return render(request, f"voting/{page}.html", context)
+
+
 @require_GET
 @voter_page
 def declined(request: HttpRequest, study: Study) -> HttpResponse:
-    """The "I do not agree" page: the no-consent code and its way out. Nothing is stored."""
+    """The "I do not agree" page: the no-consent code and its way out. Of a platform
+    participant only that they declined is stored (their hashed id), so that they get the code
+    again if they come back; of anyone else nothing."""
     who = identity.identify(request.GET)
+    if lifecycle.takes_voters(study):
+        identity.decline(study, who)
     exit_ = exits.way_out(study, Outcome.NO_CONSENT, who.platform_data)
-    return render(request, "voting/declined.html", {"study": study, "exit": exit_})
+    context = {"study": study, "exit": exit_, "recorded": bool(who.participant)}
+    return render(request, "voting/declined.html", context)
 
 
 def _assignment(request: HttpRequest, voter: Voter, slug: str) -> store.Assignment | None:
@@ -192,7 +202,7 @@ def _vote_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, 
 
 
 def _done_context(study: Study, voter: Voter, a: store.Assignment) -> dict[str, Any]:
-    outcome = Outcome.EXCLUDED if a.excluded else Outcome.COMPLETE
+    outcome = Outcome(a.outcome) if a.outcome else Outcome.COMPLETE
     return {"exit": exits.way_out(study, outcome, _platform(voter))}
 
 
@@ -225,35 +235,18 @@ def wait_page(request: HttpRequest, study: Study) -> HttpResponse:
     return _voter_page(request, study, "wait", _wait_context)
 
 
-def _json_voter(request: HttpRequest, slug: str) -> Voter | JsonResponse:
-    voter = identity.session_voter(request, slug)
-    if voter is not None:
-        return voter
-    study = Study.objects.filter(slug=slug).only("language", "browser_language").first()
-    if study is None:
-        return JsonResponse({"detail": gettext("No such study.")}, status=404)
-    start = reverse("voting:study", kwargs={"slug": slug})
-    # No session to remember the page language: the study's (or the browser's) then.
-    with translation.override(language.chosen(request, study.language, study.browser_language)):
-        detail = gettext("Your session has ended. Open the study link again.")
-    return JsonResponse({"detail": detail, "start": start}, status=403)
-
-
 @require_GET
 @voter_json
 def next_json(request: HttpRequest, slug: str) -> JsonResponse:
     """The voter's current pair (or none); while they wait, also whether the study is paused and
     whether they are stranded (the wait page then shows the partial code)."""
-    if refused := VotingThrottle().refusal(request):
-        return refused
-    voter = _json_voter(request, slug)
+    voter = admission.page_voter(request, slug)
     if isinstance(voter, JsonResponse):
         return voter
     try:
         a = store.next_assignment(voter)
     except store.VoteRejected as e:
-        identity.forget(request, slug)
-        return JsonResponse({"detail": e.detail}, status=403)
+        return admission.refusal(e, request, slug, admission.Channel.PAGE_NEXT)
     body = a.as_dict()
     if a.pair is None and not a.completion_code:
         study = get_object_or_404(Study, slug=slug)
@@ -265,9 +258,7 @@ def next_json(request: HttpRequest, slug: str) -> JsonResponse:
 @voter_json
 def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
     """Vote and get the next comparison: the page's one round trip per answer."""
-    if refused := VotingThrottle().refusal(request):
-        return refused
-    voter = _json_voter(request, slug)
+    voter = admission.page_voter(request, slug)
     if isinstance(voter, JsonResponse):
         return voter
     try:
@@ -281,13 +272,7 @@ def answer_json(request: HttpRequest, slug: str) -> JsonResponse:
             voter, data["comparison_id"], data["choice"], data.get("response_ms")
         )
     except store.VoteRejected as e:
-        if e.reason == "unknown_voter":  # the session's voter no longer exists
-            identity.forget(request, slug)
-            return JsonResponse({"detail": e.detail, "reason": e.reason}, status=403)
-        body = {"detail": e.detail, "reason": e.reason}
-        if e.reason in CLOSED_REASONS:
-            body["notice"] = "closed"
-        return JsonResponse(body, status=e.status_code)
+        return admission.refusal(e, request, slug, admission.Channel.PAGE_ANSWER)
     return JsonResponse(a.as_dict(), status=201 if created else 200)
 
 

@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from collector import jobs
+from collector.exports import study_files as exports
 from collector.models import Ballot, Study, Voter
-from collector.staff import exports
 from collector.studies import lifecycle
 from collector.voting import store
 from tests.factories import make_study, targets_csv, tokens_csv

@@ -15,6 +15,7 @@ from collector import jobs, tasks
 from collector.models import AttentionCheck, Ballot, Item, Study, VoidedVote, Vote, Voter
 from collector.studies import bulk_sql, lifecycle
 from collector.voting import store
+from collector.voting.participant_ids import participant_key
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, read_csv, staff_user
 from tests.factories import make_study
 
@@ -102,7 +103,7 @@ def test_the_api_excludes_a_voter_and_says_so_once(client, running):
 def test_the_voters_api_and_csv_carry_the_table_and_a_platform_id_lookup(client, running):
     Voter.objects.filter(study=running).update(participant="")
     first = Voter.objects.filter(study=running).order_by("id").first()
-    Voter.objects.filter(pk=first.pk).update(participant="PID-9")
+    Voter.objects.filter(pk=first.pk).update(participant=participant_key("PID-9"))
     data = client.get("/api/v1/staff/studies/run/voters?participant=PID-9&speeder_ms=1000").json()
     assert data["found"] == first.pseudonym and len(data["voters"]) == 2
     assert sum(r["speeder"] for r in data["voters"]) == 1

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from collector.models import Ballot, ItemScore, Study, VoidedVote, Vote, Voter
 from collector.voting import store
+from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user, wait_closed, wait_for
 from tests.factories import add_checks, make_study
@@ -40,7 +41,9 @@ def test_staff_exclude_a_speeder_and_the_ballot_still_gets_m_answers_per_item(
     page.goto(f"{live_server.url}/staff/crowd/")
     expect(page.locator("#live-ballot")).to_contain_text("0 of 40 comparisons answered")
 
-    speeder = Voter.objects.create(study=study, participant="FAST-1", source="prolific")
+    speeder = Voter.objects.create(
+        study=study, participant=participant_key("FAST-1"), source="prolific"
+    )
     careful = Voter.objects.create(study=study)
     answer(speeder, 12, response_ms=180)  # attention checks come among them
     answer(careful, 5, response_ms=4200)

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 import ranking
 from collector import jobs, tasks
+from collector.exports import study_files
 from collector.models import Item, Study
-from collector.staff import exports
 from collector.studies import bulk_sql, lifecycle
 from tests.collector.helpers import (
     finish_in_process,
@@ -44,7 +44,7 @@ def test_the_study_is_finished_and_its_ranking_exported_before_the_pooled_fit(cl
     finish_in_process(study, monkeypatch, fit=False)
     assert study.status == Study.Status.FINISHED and study.pooled_fit_at is None
     assert not Item.objects.filter(study=study, pooled_strength__isnull=False).exists()
-    rows = list(exports.ranking_rows(study))
+    rows = list(study_files.ranking_rows(study))
     assert len(rows) == 45 and [r[0] for r in rows[:3]] == [1, 2, 3]
     assert client.get("/staff/early/ranking.csv").status_code == 200
     assert "pooled fit pending" in client.get("/staff/early/").content.decode()

@@ -148,6 +148,7 @@ def test_each_targets_rank_in_target_recomputes_from_the_votes_per_target(target
     assert np.allclose(score, gold.scores, rtol=0, atol=1e-12)
     # Each target's rank_in_target is its candidates' order by the rescored score.
     _, rows = read_csv(ranking_path.read_text())
+    rows.sort(key=lambda r: int(r["item_id"]))  # the gold's order (read_gold sorts by item id)
     within = np.array([int(r["rank_in_target"]) for r in rows])
     order = ranks_within_groups(gold.ranks.astype(np.int64), gold.groups)
     assert order.tolist() == within.tolist()

@@ -33,6 +33,7 @@ from collector.models import (
     Study,
     Voter,
 )
+from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user, wait_closed, wait_for
 from tests.collector.target_words import SIZES, THEMES, target_list
@@ -212,7 +213,7 @@ def test_a_target_study_of_real_words_runs_end_to_end(
     expect(voter_page.get_by_text("Each question shows one word, the target")).to_be_visible()
     shot(voter_page, "e2e-voter-consent")
     voter_page.get_by_role("button", name="I agree – start").click()
-    voter = Voter.objects.get(participant="browser-1")
+    voter = Voter.objects.get(participant=participant_key("browser-1"))
     for how in ("click-left", "ArrowRight", "click-right", "1"):
         c = Comparison.objects.select_related("item_left__token_a", "item_left__token_b",
                                               "item_right__token_b").get(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from collector.models import Vote, Voter
+from collector.voting.participant_ids import participant_key
 from tests.collector.helpers import finished_study, read_csv, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +19,7 @@ def study(client, monkeypatch):
     # One fast voter, the others at a human pace; one voter known by a platform id.
     Vote.objects.filter(voter=voters[0]).update(response_ms=300)
     Vote.objects.exclude(voter=voters[0]).update(response_ms=4200)
-    Voter.objects.filter(pk=voters[1].pk).update(participant="PROLIFIC-123")
+    Voter.objects.filter(pk=voters[1].pk).update(participant=participant_key("PROLIFIC-123"))
     return study
 
 
@@ -35,7 +36,7 @@ def test_the_voter_table_flags_the_speeder_by_the_staffs_threshold(client, study
 
 
 def test_staff_find_a_voter_by_platform_id_while_the_table_shows_pseudonyms(client, study):
-    voter = Voter.objects.get(participant="PROLIFIC-123")
+    voter = Voter.objects.get(participant=participant_key("PROLIFIC-123"))
     page = client.get("/staff/crowd/voters/?participant=PROLIFIC-123").content.decode()
     assert f"is voter <strong>{voter.pseudonym}</strong>" in page
     assert (

@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import call_command
 
+from collector.exports import study_files as exports
 from collector.models import Voter
-from collector.staff import exports
 from collector.studies import lifecycle
 from collector.voting import identity, store
 

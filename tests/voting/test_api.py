@@ -13,6 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from collector.models import Ballot, Comparison, Vote, Voter
+from collector.voting.participant_ids import participant_key
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +56,7 @@ def test_the_same_participant_gets_the_same_voter(api, study):
     r2 = api.post("/api/v1/studies/sales/voters", {"participant": "abc"}, format="json")
     assert (r1.status_code, r2.status_code) == (201, 200)
     assert r1.json()["token"] == r2.json()["token"]
-    assert Voter.objects.get().participant == "abc"
+    assert Voter.objects.get().participant == participant_key("abc")  # never the id itself
 
 
 def test_creating_a_voter_in_an_unknown_study_is_404(api, study):
@@ -260,7 +261,7 @@ def test_a_registration_in_a_body_that_is_not_json_is_415_and_creates_no_voter(c
     r = client.post(
         "/api/v1/studies/sales/voters", '{"participant": "p"}', "application/json; charset=utf-8"
     )
-    assert r.status_code == 201 and Voter.objects.get().participant == "p"
+    assert r.status_code == 201 and Voter.objects.get().participant == participant_key("p")
 
 
 def test_a_bad_token_is_told_before_a_body_that_is_not_json(client, token, make_study):
@@ -312,6 +313,7 @@ def test_the_quota_ends_with_the_completion_code(api, token, study):
         "comparison": None,
         "progress": {"answered": 5, "quota": 5},
         "completion_code": study.completion_code,
+        "outcome": "complete",
     }
     assert Vote.objects.filter(voter__token=token).count() == 5
 

@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from collector.models import Comparison, Vote, Voter
+from collector.voting.participant_ids import participant_key
 from tests.browser import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -39,7 +40,7 @@ def test_a_prolific_voter_reads_votes_with_mouse_and_keyboard_and_gets_the_code(
     page.get_by_role("button", name="I agree – start").click()
 
     expect(page.get_by_role("heading", name=study.question)).to_be_visible()
-    voter = Voter.objects.get(participant="pp-42")
+    voter = Voter.objects.get(participant=participant_key("pp-42"))
     expected_choices = []
     # Mouse: left, right, can't decide.
     for name in ("left", "right", "tie"):

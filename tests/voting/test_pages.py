@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from collector.models import Ballot, Comparison, Study, Vote, Voter
 from collector.voting import store
+from collector.voting.participant_ids import participant_key
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +67,7 @@ def test_a_prolific_participant_becomes_a_voter_on_consent(client, study):
     r = start(client, PROLIFIC)
     assert r.status_code == 302 and r["Location"] == "/s/sales/vote/"
     voter = Voter.objects.get()
-    assert (voter.source, voter.participant) == ("prolific", "pp-1")
+    assert (voter.source, voter.participant) == ("prolific", participant_key("pp-1"))
     assert voter.platform_data == {"STUDY_ID": "st-9", "SESSION_ID": "se-3"}
     assert voter.consented_at is not None
     assert session_voter(client) == voter
@@ -82,7 +83,7 @@ def test_the_same_prolific_participant_coming_back_is_the_same_voter(study):
 def test_an_mturk_worker_becomes_a_voter(client, study):
     start(client, "?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https://x")
     voter = Voter.objects.get()
-    assert (voter.source, voter.participant) == ("mturk", "W1")
+    assert (voter.source, voter.participant) == ("mturk", participant_key("W1"))
     assert voter.platform_data == {"assignmentId": "A1", "hitId": "H1", "turkSubmitTo": "https://x"}
 
 
@@ -328,14 +329,17 @@ def test_no_pairs_right_now_waits_and_comes_back(client, study):
     assert client.get("/s/sales/wait/")["Location"] == "/s/sales/vote/"
 
 
-def test_a_finished_study_shows_the_thank_you_page(client, study):
+def test_a_finished_study_shows_the_partial_code_to_a_voter_who_answered_some(client, study):
     start(client)
     voter = session_voter(client)
     store.record_vote(voter, store.next_comparison(voter).id, "left")
     Ballot.objects.update(status="closed")
     Study.objects.update(status="finished")
-    assert store.next_assignment(voter).completion_code == study.completion_code
+    a = store.next_assignment(voter)
+    assert (a.completion_code, a.outcome) == (study.partial_code, "partial")  # 1 of 5
     assert client.get("/s/sales/vote/")["Location"] == "/s/sales/done/"
+    page = client.get("/s/sales/done/").content.decode()
+    assert study.partial_code in page and "the part you have done" in page
 
 
 def test_a_session_whose_voter_is_gone_starts_over(client, study):
@@ -351,4 +355,4 @@ def test_a_nul_byte_in_a_platform_id_is_dropped_not_a_crash(client, study):
     r = client.post("/s/sales/?PROLIFIC_PID=pp%001&STUDY_ID=st%00-9&SESSION_ID=se-3")
     assert r.status_code == 302
     voter = Voter.objects.get()
-    assert voter.participant == "pp1" and voter.platform_data["STUDY_ID"] == "st-9"
+    assert voter.participant == participant_key("pp1") and voter.platform_data["STUDY_ID"] == "st-9"

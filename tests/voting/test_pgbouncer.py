@@ -24,11 +24,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from collector.exports import study_files as exports
 from collector.management.commands._common import wait_until_closed
 from collector.models import Ballot, Item, Study, Vote, Voter
 from collector.rehearsal.pgbouncer import PgBouncer
 from collector.rehearsal.processes import wait_until
-from collector.staff import exports
 from collector.voting import store
 from tests import factories
 from tests.faults.services import PrivateRedis, Stack

@@ -208,18 +208,21 @@ def test_the_engine_hears_of_a_vote_exactly_when_the_tail_threshold_is_reached(
     assert heard == ([open_after] if open_after <= lifecycle.TAIL_LOCK_THRESHOLD else [])
 
 
-def test_a_finished_studys_code_goes_to_voters_who_answered_not_to_newcomers(
+def test_a_finished_studys_codes_go_to_voters_who_answered_not_to_newcomers(
     make_study, monkeypatch
 ):
-    study = make_study(slug="over", n_items=6, m=2, n_ballots=1, cap=100)
-    veteran = Voter.objects.create(study=study)
-    c = store.next_comparison(veteran)
-    store.record_vote(veteran, c.id, "left")
+    study = make_study(slug="over", n_items=6, m=2, n_ballots=1, cap=2)
+    veteran, some = Voter.objects.create(study=study), Voter.objects.create(study=study)
+    for voter, n in ((veteran, 2), (some, 1)):
+        for _ in range(n):
+            store.record_vote(voter, store.next_comparison(voter).id, "left")
     Ballot.objects.filter(study=study).update(status="closed")
     study.__class__.objects.filter(pk=study.pk).update(status="finished")
     newcomer = Voter.objects.create(study=study)
     assert store.next_assignment(newcomer).completion_code is None
     assert store.next_assignment(veteran).completion_code == study.completion_code
+    # One answer of a share of two, and the study can give no more: the partial code.
+    assert store.next_assignment(some).completion_code == study.partial_code
 
 
 def test_an_excluded_voter_is_refused_and_gets_the_excluded_code(study, voter):

@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from collector.models import Comparison, Vote, Voter
+from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user
 from tests.factories import make_study
@@ -53,7 +54,7 @@ def test_a_voter_answers_a_target_study_with_clicks_and_keys(live_server, browse
     expect(page.get_by_role("cell", name="the first word")).to_be_visible()
     shot(page, "target-consent")
     page.get_by_role("button", name="I agree – start").click()
-    voter = Voter.objects.get(participant="t-1")
+    voter = Voter.objects.get(participant=participant_key("t-1"))
     question = "Which is more related to {target}?"
     answered = []
     for how in ("click-left", "ArrowRight", "click-right", "1", "tie", "2", "ArrowLeft"):
@@ -96,7 +97,7 @@ def test_a_target_study_works_on_a_phone(live_server, browser):
     page.get_by_role("button", name="I agree – start").tap()
     left, right = page.locator("#choice-left"), page.locator("#choice-right")
     expect(left).to_be_enabled()
-    voter = Voter.objects.get(participant="ph-1")
+    voter = Voter.objects.get(participant=participant_key("ph-1"))
     expect_shown(page, leased(voter), "Which is more related to {target}?")
     shot(page, "target-vote-phone")
     # Nothing overflows sideways; the target sits above two large buttons, stacked.
@@ -126,7 +127,7 @@ def test_a_target_study_speaks_italian(live_server, browser):
     expect(page.get_by_text("Esempio 1: quale parola è più collegata a vendite")).to_be_visible()
     shot(page, "target-consent-it")
     page.get_by_role("button", name="Accetto – inizia").click()
-    voter = Voter.objects.get(participant="it-1")
+    voter = Voter.objects.get(participant=participant_key("it-1"))
     expect_shown(page, leased(voter), "Quale parola è più collegata a {target}?")
     shot(page, "target-vote-it")
     page.keyboard.press("ArrowLeft")

@@ -15,6 +15,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from collector.models import Ballot, Comparison, Vote, Voter
+from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user
 
@@ -116,7 +117,7 @@ def test_an_mturk_worker_in_the_sandbox_submits_the_hit_from_mturks_frame(
     frame.get_by_role("button", name="Submit the HIT").click()
     expect(frame.get_by_text("HIT submitted")).to_be_visible()
     assert posted == [{"assignmentId": ["3ASSIGN"], "completion_code": [study.completion_code]}]
-    assert Vote.objects.filter(voter__participant="WSANDBOX1").count() == 3
+    assert Vote.objects.filter(voter__participant=participant_key("WSANDBOX1")).count() == 3
     assert violations == []
     page.close()
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from collector.models import Comparison, Study, Voter
 from collector.voting import exits, store
 from collector.voting.exits import Outcome
+from collector.voting.participant_ids import participant_key
 from tests.voting.voter_client import MTURK_SANDBOX, PROLIFIC, answer_all, mturk, start
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +92,7 @@ def test_the_mturk_preview_still_shows_the_instructions_without_work(client, stu
 # --- Prolific: no consent
 
 
-def test_declining_consent_shows_the_no_consent_code_and_stores_nothing(client, study):
+def test_declining_consent_shows_the_no_consent_code_and_stores_only_the_hashed_id(client, study):
     html = client.get("/s/sales/" + PROLIFIC).content.decode()
     assert 'href="/s/sales/declined/?PROLIFIC_PID=pp-1&amp;STUDY_ID=st-9&amp;SESSION_ID=se-3"' in (
         html
@@ -98,10 +100,15 @@ def test_declining_consent_shows_the_no_consent_code_and_stores_nothing(client, 
     r = client.get("/s/sales/declined/" + PROLIFIC)
     assert r.status_code == 200
     page = r.content.decode()
-    assert "You have chosen not to take part" in page
+    assert "You have chosen not to take part" in page and "Only that you declined" in page
     assert study.no_consent_code in page and study.completion_code not in page
-    assert not Voter.objects.exists()
+    voter = Voter.objects.get()  # so that they get the code again when they come back
+    assert voter.participant == participant_key("pp-1") and voter.declined_at is not None
+    assert voter.consented_at is None and not voter.votes.exists()
     assert client.post("/s/sales/declined/").status_code == 405
+    # An anonymous visitor who declines leaves nothing.
+    page = Client().get("/s/sales/declined/").content.decode()
+    assert "Nothing about you has been stored" in page and Voter.objects.count() == 1
 
 
 def test_declining_goes_to_the_redirect_with_the_no_consent_code(client, make_study):
@@ -179,7 +186,7 @@ def test_one_rule_decides_each_outcomes_code_and_destination(outcome, redirect_u
 
 def test_an_excluded_voter_gets_the_excluded_code_on_a_neutral_page(client, study):
     start(client, "sales", PROLIFIC)
-    voter = Voter.objects.get(study=study, participant="pp-1")
+    voter = Voter.objects.get(study=study, participant=participant_key("pp-1"))
     assert store.exclude_voter(voter.pk, "speeder") == 0
     assert client.get("/s/sales/vote/")["Location"] == "/s/sales/done/"
     html = client.get("/s/sales/done/").content.decode()

@@ -5,15 +5,49 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from collector.access import REFUSED, VIEW
+from collector.audit.trail import Actor, command_actor
 from collector.models import Ballot, Study
 
 
-def get_study(slug: str) -> Study:
+def add_as_argument(parser) -> None:
+    """``--as USER``: run as that staff user, refused unless their role in the study allows it
+    (docs/team.md); without it the command runs as the machine's operator ("command line")."""
+    parser.add_argument(
+        "--as", dest="as_user", metavar="USER", default=None,
+        help="act as this staff user: refused unless their role in the study allows it; the "
+        "audit trail names them (default: the machine's operator, 'command line')",
+    )  # fmt: skip
+
+
+def acting_user(username: str | None):
+    """The ``--as`` user (None without it); an unknown or non-staff one is refused."""
+    if username is None:
+        return None
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None or not user.is_active or not user.is_staff:
+        raise CommandError(f"--as {username}: no active staff user of that name")
+    return user
+
+
+def actor(username: str | None) -> Actor:
+    """Who the audit trail names for this command: the ``--as`` user, else "command line"."""
+    return command_actor(acting_user(username))
+
+
+def get_study(slug: str, as_user: str | None = None, perm: str = VIEW) -> Study:
+    """The study; with ``as_user`` (``--as``), refused unless that user may ``perm`` it."""
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         raise CommandError(f"no study with slug {slug!r}")
+    user = acting_user(as_user)
+    if user is not None and not user.has_perm(perm, study):
+        if not user.has_perm(VIEW, study):
+            raise CommandError(f"--as {as_user}: not a member of study {slug}")
+        raise CommandError(f"--as {as_user}: {REFUSED[perm]}")
     return study
 
 

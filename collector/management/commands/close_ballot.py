@@ -1,8 +1,16 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
-from collector.management.commands._common import get_study, wait_until_closed
+from collector.access import CHANGE
+from collector.audit.trail import record
+from collector.management.commands._common import (
+    actor,
+    add_as_argument,
+    get_study,
+    wait_until_closed,
+)
 from collector.models import Ballot
 from collector.studies import lifecycle
 
@@ -15,10 +23,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        add_as_argument(parser)
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait")
 
     def handle(self, *args, slug: str, timeout: float, **options):
-        study = get_study(slug)
+        study = get_study(slug, options["as_user"], CHANGE)
         ballot = study.ballots.filter(
             status__in=[Ballot.Status.OPEN, Ballot.Status.CLOSING]
         ).first()
@@ -32,7 +41,9 @@ class Command(BaseCommand):
                     "have no answered comparison; they get no score from this ballot"
                 )
             try:
-                voided = lifecycle.close_early(ballot.pk)
+                with transaction.atomic():
+                    voided = lifecycle.close_early(ballot.pk)
+                    record(actor(options["as_user"]), "ballot.close", study, ballot=ballot.number)
             except lifecycle.LifecycleError as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"ballot {ballot.number} closing; {voided} unanswered voided")

@@ -5,6 +5,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from collector.audit.trail import record
+from collector.management.commands._common import acting_user, actor, add_as_argument
 from collector.models import Study
 from collector.studies import creating, importing, lifecycle
 from ranking.designs import DESIGNS, default_design, given_options, registered_options
@@ -34,6 +36,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
+        add_as_argument(parser)  # the --as user is the study's first owner
         parser.add_argument("--tokens", help="CSV/TSV of area,token rows")
         parser.add_argument("--items", help="CSV/TSV of area,token_a,token_b rows")
         parser.add_argument(
@@ -87,8 +90,10 @@ class Command(BaseCommand):
                 m=o["m"], design=o["design"], design_options=_chosen_options(o),
                 estimator=o["estimator"], seed=o["seed"],
                 max_items_per_area=o["max_items_per_area"], allow_ties=not o["no_ties"],
-                auto_open=o["auto_open"], targets=bool(o["targets"]), **extra,
+                auto_open=o["auto_open"], targets=bool(o["targets"]),
+                created_by=acting_user(o["as_user"]), **extra,
             )  # fmt: skip
+            record(actor(o["as_user"]), "study.create", study, name=study.name)
         except importing.ImportFailed as exc:
             raise CommandError("\n".join(["the input was refused:", *exc.errors])) from None
         except lifecycle.LifecycleError as exc:
@@ -98,6 +103,7 @@ class Command(BaseCommand):
             self.stdout.write(line)
         if o["open"]:
             lifecycle.open_ballot(study.ballots.get(number=1).pk)
+            record(actor(o["as_user"]), "ballot.open", study, ballot=1)
             self.stdout.write("ballot 1 is open")
         self.stdout.write(study.slug)
 

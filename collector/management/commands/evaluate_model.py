@@ -9,9 +9,11 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from collector.access import CHANGE
+from collector.audit.trail import record
 from collector.evaluation import leaderboard, running, submitting
 from collector.evaluation.study_data import gold_provenance
-from collector.management.commands._common import get_study
+from collector.management.commands._common import actor, add_as_argument, get_study
 
 
 class Command(BaseCommand):
@@ -23,6 +25,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        add_as_argument(parser)
         parser.add_argument("--name", required=True, help="the model's name on the leaderboard")
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--scores", help="token_a,token_b,score or item_id,score (CSV/TSV)")
@@ -36,7 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", dest="json_out", help="also write the full result here")
 
     def handle(self, *args, slug: str, name: str, **options):
-        study = get_study(slug)
+        study = get_study(slug, options["as_user"], CHANGE)
         path = options["scores"] or options["vectors"]
         source = "scores" if options["scores"] else "vectors"
         try:
@@ -60,6 +63,8 @@ class Command(BaseCommand):
             raise CommandError(evaluation.error)
         if evaluation.status != evaluation.Status.DONE:
             raise CommandError(summary)
+        record(actor(options["as_user"]), "evaluation.submit", study, evaluation=evaluation.pk,
+               name=evaluation.name)  # fmt: skip
         self.stdout.write(summary)
         row = leaderboard.row(evaluation)
         if row["rho_w_low"] is not None:

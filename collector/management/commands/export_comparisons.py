@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.management.commands._common import get_study, write_lines
-from collector.staff import target_exports
+from collector.exports import registry
+from collector.management.commands._common import add_as_argument, get_study, write_lines
 
 
 class Command(BaseCommand):
@@ -14,12 +14,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        add_as_argument(parser)
         parser.add_argument("--out", required=True, help="file path, or - for stdout")
 
     def handle(self, *args, slug: str, out: str, **options):
-        study = get_study(slug)
+        study = get_study(slug, options["as_user"])
         try:
-            lines = target_exports.comparisons_csv(study)
-        except target_exports.NotATargetStudy as exc:
+            lines = registry.get("comparisons.csv").lines(study)
+        except registry.Refused as exc:
             raise CommandError(str(exc)) from None
         write_lines(self, lines, out)

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.management.commands._common import get_study, write_lines
-from collector.staff import exports
-from collector.studies import lifecycle
+from collector.exports import registry
+from collector.management.commands._common import add_as_argument, get_study, write_lines
 
 
 class Command(BaseCommand):
@@ -15,6 +14,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        add_as_argument(parser)
         parser.add_argument("--out", required=True, help="file path, or - for stdout")
         parser.add_argument(
             "--format",
@@ -25,10 +25,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, out: str, format: str, **options):
-        study = get_study(slug)
+        study = get_study(slug, options["as_user"])
         try:
-            write = exports.ranking_jsonl if format == "jsonl" else exports.ranking_csv
-            lines = write(study)
-        except lifecycle.NotFinished as exc:
+            lines = registry.get(f"ranking.{format}").lines(study)
+        except registry.Refused as exc:
             raise CommandError(str(exc)) from None
         write_lines(self, lines, out)

@@ -6,7 +6,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 import ranking
-from collector.management.commands._common import get_study, wait_until_closed
+from collector.access import CHANGE
+from collector.audit.trail import record
+from collector.management.commands._common import (
+    actor,
+    add_as_argument,
+    get_study,
+    wait_until_closed,
+)
 from collector.models import Ballot, CheckAnswer, Comparison, Study, Voter
 from collector.studies.designs import study_groups
 from collector.voting import store
@@ -24,6 +31,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        add_as_argument(parser)
         parser.add_argument(
             "--dist",
             required=True,
@@ -40,7 +48,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, dist: str, voters: int, seed: int, limit, wait, **o):
-        study = get_study(slug)
+        study = get_study(slug, o["as_user"], CHANGE)
         ballot = study.ballots.filter(status=Ballot.Status.OPEN).first()
         if ballot is None:
             raise CommandError(f"study {slug} has no open ballot")
@@ -90,6 +98,8 @@ class Command(BaseCommand):
             if ballot.status != Ballot.Status.OPEN:
                 break
         ballot.refresh_from_db(fields=["status"])
+        if cast:
+            record(actor(o["as_user"]), "votes.simulate", study, ballot=ballot.number, votes=cast)
         self.stdout.write(f"{cast} votes cast on ballot {ballot.number}; it is {ballot.status}")
         if ballot.status == Ballot.Status.OPEN and limit is None:
             raise CommandError(unanswered(study, ballot, [p.pk for p in people]))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.management.commands._common import get_study
+from collector.management.commands._common import add_as_argument, get_study
 from collector.staff import study_figures
 
 
@@ -19,11 +19,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
+        add_as_argument(parser)
         parser.add_argument("--out", required=True, help="directory (created if missing)")
         parser.add_argument("--format", choices=sorted(study_figures.FORMATS), default="pdf")
 
     def handle(self, *args, slug: str, out: str, format: str, **options):
-        study = get_study(slug)
+        study = get_study(slug, options["as_user"])
         folder = Path(out)
         try:
             folder.mkdir(parents=True, exist_ok=True)

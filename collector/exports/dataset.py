@@ -5,26 +5,35 @@
   format that word-similarity tools (gensim's ``evaluate_word_pairs``, the WordSim-353 and
   SimLex-999 scripts) read. Only the order matters to a rank correlation; the scale makes the file
   look like the sets researchers know.
-- ``ranking.jsonl`` (:func:`collector.staff.exports.ranking_jsonl`) holds the tokens exactly; the
-  CSV and TSV files write a token that a spreadsheet would run as a formula behind a ``'``.
+- ``ranking.jsonl`` (:func:`collector.exports.study_files.ranking_jsonl`) holds the tokens
+  exactly; the CSV and TSV files write a token that a spreadsheet would run as a formula behind a
+  ``'``.
 - ``dataset.json``: the card: what was asked, how (parameters, estimator), how much (counts of
   items, votes, voters, ballots), when, under which licence, and what the metrics mean; for a
   target study also its target design (targets, candidates per target, kinds, the question
-  template) and its comparisons and grouped gold files (:mod:`collector.staff.target_exports`).
+  template) and its comparisons and grouped gold files (:mod:`collector.exports.target_files`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Count, Max, Min
 
 from collector.csv_cells import tsv_lines
+from collector.exports.options import Options
+from collector.exports.study_files import CHUNK, ballots_run, gold_scaled
+from collector.exports.target_files import target_design
 from collector.models import Item, Study, Token, Vote
+<<<<<<< HEAD:collector/staff/dataset.py
 from collector.staff.exports import CHUNK, gold_scaled
 from collector.staff.target_exports import target_design
 from collector.studies.creating import study_plan
+=======
+>>>>>>> main:collector/exports/dataset.py
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
 
@@ -51,6 +60,25 @@ TARGET_METRICS = {
     "(and Hits@k, the share ranked k or better).",
 }
 
+GOLD_COLUMNS = ["token_a", "token_b", "score"]
+# The dataset card's keys (a target study's add TARGET_CARD_KEYS).
+CARD_KEYS = [
+    "name", "slug", "question", "licence", "design", "design_options", "estimator", "parameters",
+    "counts", "dates", "files", "spreadsheet_safety", "gold_score", "metrics",
+]  # fmt: skip
+TARGET_CARD_KEYS = ["study_kind", "target_design"]
+
+
+def card_keys(study: Study) -> list[str]:
+    return CARD_KEYS + (TARGET_CARD_KEYS if study.targets else [])
+
+
+def dataset_json(study: Study, options: Options) -> Iterator[str]:
+    """``dataset.json``: the card, its file links under ``options.base_url``. Raises
+    :class:`NotFinished` at the call."""
+    card = dataset_card(study, base_url=options.base_url)
+    return iter([json.dumps(card, cls=DjangoJSONEncoder, indent=2)])
+
 
 def gold_tsv(study: Study) -> Iterator[str]:
     """The gold as WordSim-style lines, best first. Raises :class:`NotFinished` at the call."""
@@ -60,7 +88,7 @@ def gold_tsv(study: Study) -> Iterator[str]:
     lo, hi = bounds["lo"], bounds["hi"]
 
     def lines() -> Iterator[str]:
-        yield "# token_a\ttoken_b\tscore (0-10, the study's final score scaled linearly)\n"
+        yield "# " + "\t".join(GOLD_COLUMNS) + " (0-10, the study's final score scaled linearly)\n"
         after = 0
         while True:
             page = list(

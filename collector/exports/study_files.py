@@ -1,4 +1,4 @@
-"""The exports, as row iterators read in pages by key (never a whole table in memory).
+"""A study's data files, as row iterators read in pages by key (never a whole table in memory).
 
 - ranking: ``rank,item_id,area,token_a,token_b,score,last_ballot,appearances,wins,ties,x_1..x_K``
   (K ballots the study runs; ``x_k`` empty where the item was not in ballot k; ``score`` is ybar,
@@ -14,7 +14,8 @@
 - ranking.jsonl: the ranking's rows as JSON objects (one a line, the CSV's columns as keys), with
   the tokens exact: the CSV files neutralise spreadsheet formulas (:mod:`collector.csv_cells`).
 
-The CSV files, the staff downloads and the JSON API all read these iterators. Each page is its own
+The CSV files, the staff downloads and the JSON API all read these iterators (through
+:mod:`collector.exports.registry`). Each page is its own
 query (``key > last key ORDER BY key LIMIT CHUNK``), not a server-side cursor: those do not outlive
 a transaction behind PgBouncer in transaction pooling, and a client-side cursor over the whole
 query would hold every row in memory at once. Memory stays at one page, direct or through
@@ -28,11 +29,10 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from django.db.models import Case, Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, F, Max, QuerySet, Sum, When
 
 from collector.csv_cells import csv_lines
-from collector.models import Ballot, Item, Study, VoidedVote, Vote
+from collector.models import Item, Study, Vote
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
 
@@ -217,47 +217,3 @@ def _json_line(record: dict[str, Any]) -> str:
 
 def votes_csv(study: Study) -> Iterator[str]:
     return csv_lines(VOTES_HEADER, (vote_row_values(r) for r in votes_rows(study)))
-
-
-def progress_counts() -> dict[str, Any]:
-    """A ballot's progress as annotations of Ballot rows: ``total`` comparisons (void ones
-    excluded), ``answered`` and ``voided``."""
-    return {
-        "total": Count("comparisons", filter=~Q(comparisons__status="void")),
-        "answered": Count("comparisons", filter=Q(comparisons__status="answered")),
-        "voided": Count("comparisons", filter=Q(comparisons__status="void")),
-    }
-
-
-def progress(study: Study) -> list[dict[str, Any]]:
-    """Each ballot with its comparisons answered / total (void ones excluded), the comparisons
-    voided by an early close (``voided``), the votes voided by excluding their voters
-    (``votes_voided``, what the exclusion's message counts) and its voters."""
-    voided_votes = (
-        VoidedVote.objects.filter(ballot=OuterRef("pk"))
-        .values("ballot")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    ballots: list[Any] = list(
-        Ballot.objects.filter(study=study)
-        .annotate(**progress_counts(), votes_voided=Coalesce(Subquery(voided_votes), 0))
-        .order_by("number")
-    )
-    voters = dict(
-        Vote.objects.filter(ballot__study=study)
-        .values("ballot_id")
-        .annotate(n=Count("voter_id", distinct=True))
-        .values_list("ballot_id", "n")
-    )
-    return [
-        {
-            "ballot": b,
-            "answered": b.answered,
-            "total": b.total,
-            "voided": b.voided,
-            "votes_voided": b.votes_voided,
-            "voters": voters.get(b.pk, 0),
-        }
-        for b in ballots
-    ]

@@ -23,8 +23,8 @@ import numpy as np
 from django.db.models import Count
 
 from collector.csv_cells import csv_lines
+from collector.exports.study_files import CHUNK, gold_scaled
 from collector.models import Item, Study
-from collector.staff.exports import CHUNK, gold_scaled
 from collector.studies import bulk_sql
 from collector.studies.lifecycle import require_finished
 from ranking.evaluation import pair_counts

@@ -1,0 +1,48 @@
+"""``manage.py forget_participant --platform-id ID [--study SLUG] [--rescore]``: delete a
+participant's data at their request (:mod:`collector.participants.forgetting`)."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from collector.management.commands._common import get_study
+from collector.models import Study
+from collector.participants import data, forgetting
+from collector.studies import rescoring
+from collector.studies.creating import LifecycleError
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete a participant's data (found by their platform id): their votes (those of an "
+        "open ballot go back to other voters), attention-check answers and identifiers; their "
+        "voter stays in the counts with no identifier. --rescore scores the studies whose "
+        "closed ballots lost votes again (each ballot keeps its items)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--platform-id", required=True)
+        parser.add_argument("--study", help="only this study (its slug)")
+        parser.add_argument("--rescore", action="store_true")
+
+    def handle(self, *args, platform_id: str, study: str | None, rescore: bool, **options):
+        if not platform_id.strip() or len(platform_id) > data.MAX_PLATFORM_ID:
+            raise CommandError(f"give a platform id of 1 to {data.MAX_PLATFORM_ID} characters")
+        studies = Study.objects.filter(pk=get_study(study).pk) if study else Study.objects.all()
+        if not data.find_voters(platform_id, studies).exists():
+            raise CommandError("nothing is stored about this platform id")
+        # Audit trail: a participant's data deleted (the studies and counts; never the id).
+        for result in forgetting.forget_participant(platform_id, studies):
+            line = (
+                f"{result.study}: {result.deleted} votes deleted ({result.returned} back to "
+                f"other voters, {result.withdrawn} from scored ballots)"
+            )
+            if rescore and result.withdrawn:
+                target = Study.objects.get(slug=result.study)
+                try:
+                    n = rescoring.rescore_without_withdrawn(target.pk)  # audit: study rescored
+                except LifecycleError as exc:
+                    line += f"; not rescored: {exc}"
+                else:
+                    line += f"; {n} closed ballots rescored"
+            self.stdout.write(line)

@@ -1,0 +1,29 @@
+"""``{% participant_notices study %}``: the study page's notices about its participants' data:
+scores that still include votes since withdrawn (with **Rescore without them**), and when
+``DATA_RETENTION_DAYS`` removes (or removed) the voters' identifiers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils import timezone
+
+from collector.models import Study
+from collector.participants import retention
+
+register = template.Library()
+
+
+@register.inclusion_tag("staff/_participant_notices.html", takes_context=True)  # csrf_token passes
+def participant_notices(context: dict[str, Any], study: Study) -> dict[str, Any]:
+    removal = retention.removal_date(study)
+    keep = retention.retention()
+    return {
+        "study": study,
+        "withdrawn": study.withdrawn_votes,
+        "removal": removal,
+        "removed": study.identities_removed_at,
+        "removal_past": removal is not None and removal <= timezone.now(),
+        "retention_days": keep.days if keep is not None else None,
+    }

@@ -1,0 +1,135 @@
+"""The export registry: every registered file is served at its page URL with the columns the
+registry declares, a study without the file gets the reason, another staff member's study is a
+404, and the registry says which files a public release may hold."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from collector.exports import registry
+from collector.models import Study
+from tests.collector.helpers import finished_target_study, make_study, staff_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Every download URL as it was before the registry served them: name -> path under the study.
+URLS = {
+    "staff-ranking-csv": "ranking.csv",
+    "staff-ranking-jsonl": "ranking.jsonl",
+    "staff-votes-csv": "votes.csv",
+    "staff-items-csv": "items.csv",
+    "staff-gold-tsv": "gold.tsv",
+    "staff-comparisons-csv": "comparisons.csv",
+    "staff-gold-grouped-csv": "gold-grouped.csv",
+    "staff-dataset-json": "dataset.json",
+    "staff-ballots-csv": "ballots.csv",
+    "staff-interim-csv": "interim.csv",
+    "staff-voters-csv": "voters.csv",
+    "staff-checks-csv": "checks.csv",
+    "staff-crowd-csv": "crowd.csv",
+    "staff-crowd-json": "crowd.json",
+    "staff-leaderboard-csv": "models/leaderboard.csv",
+    "staff-leaderboard-json": "models/leaderboard.json",
+}
+
+
+@pytest.fixture
+def owner(client):
+    return staff_user(client)
+
+
+@pytest.fixture
+def targets(owner, monkeypatch) -> Study:
+    return finished_target_study(monkeypatch, created_by=owner, slug="targets")
+
+
+def body_of(response) -> str:
+    if response.streaming:
+        return b"".join(response.streaming_content).decode()
+    return response.content.decode()
+
+
+def columns_of(export: registry.Export, body: str) -> list[str]:
+    """The columns a file has: a CSV's header, the gold TSV's comment line, a JSON Lines
+    object's keys, a JSON document's keys."""
+    if export.media_type == registry.CSV:
+        return next(csv.reader(io.StringIO(body)))
+    if export.media_type == registry.TSV:
+        first = body.split("\n", 1)[0]
+        assert first.startswith("# ")
+        return first[2:].split(" (")[0].split("\t")
+    if export.media_type == registry.JSONL:
+        return list(json.loads(body.splitlines()[0]))
+    return list(json.loads(body))
+
+
+def test_the_registry_serves_every_download_url_there_was_and_no_other():
+    assert {e.url_name: e.path for e in registry.EXPORTS} == URLS
+    for export in registry.EXPORTS:
+        assert reverse(export.url_name, args=["s"]) == f"/staff/s/{export.path}"
+
+
+def test_every_registered_export_is_served_with_its_declared_columns(client, targets):
+    for export in registry.EXPORTS:
+        response = client.get(reverse(export.url_name, args=[targets.slug]))
+        assert response.status_code == 200, export.name
+        assert response["Content-Type"].split(";")[0] == export.media_type, export.name
+        assert f'filename="targets-{export.name}"' in response["Content-Disposition"]
+        body = body_of(response)
+        assert columns_of(export, body) == export.columns(targets), export.name
+        if export.name != "dataset.json":  # the card's links carry the page's host
+            assert body == "".join(export.lines(targets)), export.name
+
+
+def test_a_study_without_a_file_gets_the_reason_as_text_or_json(client, owner):
+    areas = make_study(slug="areas", created_by=owner)  # running, few votes, no targets
+    refused = {}
+    for export in registry.EXPORTS:
+        response = client.get(reverse(export.url_name, args=[areas.slug]))
+        assert (response.status_code == 200) == export.available(areas) or export.name.startswith(
+            "crowd"
+        ), export.name
+        if response.status_code != 200:
+            refused[export.name] = response.status_code
+            if export.media_type == registry.JSON:
+                assert response.json()["detail"]
+            else:
+                assert response["Content-Type"].startswith("text/plain")
+                assert response.content
+    assert refused == {
+        "ranking.csv": 409, "ranking.jsonl": 409, "gold.tsv": 409, "comparisons.csv": 404,
+        "gold-grouped.csv": 404, "dataset.json": 409, "crowd.csv": 409, "crowd.json": 409,
+    }  # fmt: skip
+
+
+def test_another_staff_members_study_is_a_404_for_every_export(client, owner):
+    make_study(slug="theirs", created_by=staff_user(username="other"))
+    for export in registry.EXPORTS:
+        assert client.get(reverse(export.url_name, args=["theirs"])).status_code == 404
+
+
+def test_a_release_holds_only_files_without_participant_data():
+    released = {e.name for e in registry.for_release()}
+    assert released == {
+        "ranking.csv", "ranking.jsonl", "votes.csv", "items.csv", "gold.tsv", "comparisons.csv",
+        "gold-grouped.csv", "dataset.json",
+    }  # fmt: skip
+    personal = {e.name for e in registry.EXPORTS if e.permission == registry.PARTICIPANT_DATA}
+    assert personal == {"voters.csv", "crowd.csv", "crowd.json"}
+    assert not released & personal
+    assert {e.name for e in registry.for_permission({registry.VIEW})} == {
+        e.name for e in registry.EXPORTS
+    } - personal
+
+
+def test_an_export_with_participant_data_cannot_be_marked_for_release():
+    export = registry.get("voters.csv")
+    with pytest.raises(ValueError, match="never released"):
+        registry.Export(**{**export.__dict__, "release": True})
+    with pytest.raises(ValueError, match="permission"):
+        registry.Export(**{**export.__dict__, "permission": "everyone"})

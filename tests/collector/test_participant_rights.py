@@ -1,0 +1,303 @@
+"""A participant's rights: staff find a participant by their platform id, show and export what
+is stored, delete it (an open ballot re-asks their comparisons; a finished study says its scores
+include votes since withdrawn and is rescored without them); platform ids are stored only as
+keyed hashes; DATA_RETENTION_DAYS removes the identifiers."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.apps import apps as django_apps
+from django.contrib.sessions.models import Session
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from collector.models import Ballot, Comparison, ItemScore, Study, Vote, Voter
+from collector.participants import retention
+from collector.studies import lifecycle, rescoring
+from collector.voting import store
+from collector.voting.participant_ids import participant_key
+from tests import factories
+from tests.collector.helpers import staff_user
+from tests.voting.voter_client import answer, current
+
+pytestmark = pytest.mark.django_db
+
+PID = "5f1c0ffee0ddba11deadbeef"
+
+
+def _prolific(study: Study, pid: str = PID, n: int = 3) -> Client:
+    """A Prolific participant answers ``n`` comparisons through the pages."""
+    browser = Client()
+    browser.post(f"/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=st&SESSION_ID=se")
+    for _ in range(n):
+        answer(browser, study.slug, current(browser, study.slug)["comparison"]["id"])
+    return browser
+
+
+def _lookup(client: Client, pid: str = PID) -> str:
+    return client.post("/staff/participants/", {"platform_id": pid}).content.decode()
+
+
+def _finished(owner, monkeypatch) -> Study:
+    """A one-ballot study: the Prolific participant answers 4, simulated voters the rest."""
+    study = factories.make_study(n_items=10, n_ballots=1, m=4, cap=20, seed=3, created_by=owner)
+    _prolific(study, n=4)
+    # The comparison the participant holds goes back (their lease), so the others can finish.
+    Comparison.objects.filter(leased_to__isnull=False).update(leased_to=None, lease_expires_at=None)
+    monkeypatch.setattr("collector.jobs.send_close_ballot", lambda ballot_id: None)
+    _answer_all(study, seed=3)
+    ballot = study.ballots.get()
+    assert ballot.status == Ballot.Status.CLOSING
+    lifecycle.close_ballot(ballot.pk)
+    study.refresh_from_db()
+    assert study.status == Study.Status.FINISHED
+    return study
+
+
+def _answer_all(study: Study, seed: int, n_voters: int = 4) -> None:
+    """Simulated voters answer every comparison the open ballot has left."""
+    voters = [Voter.objects.create(study=study) for _ in range(n_voters)]
+    rng = np.random.default_rng(seed)
+    progress = True
+    while progress:
+        progress = False
+        for v in voters:
+            if (pair := store.next_comparison(v)) is not None:
+                store.record_vote(v, pair.id, str(rng.choice(["left", "right", "tie"])))
+                progress = True
+
+
+def test_staff_see_export_and_delete_a_prolific_participants_data_on_an_open_study(client):
+    owner = staff_user(client)
+    study = factories.make_study(n_items=10, n_ballots=2, m=4, cap=20, seed=1, created_by=owner)
+    _prolific(study, n=3)
+    voter = Voter.objects.get(study=study)
+    page = _lookup(client)
+    assert voter.pseudonym in page and study.name in page and ">3<" in page
+    assert PID not in page.replace(f'value="{PID}"', "")  # only in the forms that carry it on
+    exported = client.post("/staff/participants/export/", {"platform_id": PID})
+    assert exported["Content-Disposition"] == 'attachment; filename="participant-data.json"'
+    body = json.loads(exported.content)
+    (entry,) = body["studies"]
+    assert entry["pseudonym"] == voter.pseudonym and entry["platform"] == "prolific"
+    assert entry["platform_data"] == {"STUDY_ID": "st", "SESSION_ID": "se"}
+    assert len(entry["votes"]) == 3 and {"token_a", "token_b"} <= set(entry["votes"][0]["left"])
+    assert PID not in exported.content.decode()
+    # The API gives the same (the id in the body, never in the URL).
+    api = client.post(
+        "/api/v1/staff/participants/lookup", {"platform_id": PID}, content_type="application/json"
+    ).json()
+    assert [s["votes"] for s in api["studies"]] == [entry["votes"]]
+    answered = list(Vote.objects.filter(voter=voter).values_list("comparison_id", flat=True))
+    # Delete: a confirmation first, then the votes are gone and their comparisons re-asked.
+    confirm = client.post("/staff/participants/delete/", {"platform_id": PID})
+    assert "Delete this participant" in confirm.content.decode() and Vote.objects.count() == 3
+    done = client.post("/staff/participants/delete/", {"platform_id": PID, "confirm": "on"})
+    assert done.status_code == 302
+    assert not Vote.objects.exists()
+    assert set(Comparison.objects.filter(pk__in=answered).values_list("status", flat=True)) == {
+        "open"
+    }
+    forgotten = Voter.objects.get(pk=voter.pk)
+    assert (forgotten.participant, forgotten.platform_data, forgotten.address) == ("", {}, "")
+    assert forgotten.pseudonym != voter.pseudonym and forgotten.forgotten_at is not None
+    # The open ballot re-asks them: another voter gets those comparisons.
+    other = Voter.objects.create(study=study)
+    while (pair := store.next_comparison(other)) is not None:
+        store.record_vote(other, pair.id, "left")
+    again = set(Vote.objects.filter(voter=other).values_list("comparison_id", flat=True))
+    assert set(answered) <= again
+    assert "Nothing is stored" in _lookup(client)
+
+
+def test_a_finished_study_says_its_scores_include_withdrawn_votes_until_rescored(
+    client, monkeypatch
+):
+    study = _finished(staff_user(client), monkeypatch)
+    before = dict(ItemScore.objects.filter(ballot__study=study).values_list("item_id", "y"))
+    call_command("forget_participant", "--platform-id", PID)
+    study.refresh_from_db()
+    assert study.withdrawn_votes == 4 and not Vote.objects.filter(voter__forgotten_at__isnull=False)
+    page = client.get(f"/staff/{study.slug}/").content.decode()
+    assert "4 votes</strong> since withdrawn" in page and "Rescore without them" in page
+    assert "keeps the items it had" in page
+    r = client.post(f"/staff/{study.slug}/rescore/")
+    assert r.status_code == 302
+    study.refresh_from_db()
+    assert study.withdrawn_votes == 0
+    assert "since withdrawn" not in client.get(f"/staff/{study.slug}/").content.decode()
+    after = dict(ItemScore.objects.filter(ballot__study=study).values_list("item_id", "y"))
+    assert before.keys() == after.keys() and before != after  # rescored without the 4 votes
+    # Rescoring again changes nothing: the scores are those of the votes the study holds.
+    rescoring.rescore_without_withdrawn(study.pk)
+    again = dict(ItemScore.objects.filter(ballot__study=study).values_list("item_id", "y"))
+    assert again == after
+
+
+def test_the_api_deletes_on_a_finished_study_and_rescores_at_once(client, monkeypatch):
+    study = _finished(staff_user(client), monkeypatch)
+    r = client.post(
+        "/api/v1/staff/participants/forget",
+        {"platform_id": PID, "rescore": True},
+        content_type="application/json",
+    )
+    assert r.status_code == 200
+    assert r.json() == {
+        "forgotten": [
+            {
+                "study": study.slug,
+                "returned_to_other_voters": 0,
+                "withdrawn_from_scored_ballots": 4,
+                "votes_deleted": 4,
+            }
+        ],
+        "rescored": [study.slug],
+    }
+    study.refresh_from_db()
+    assert study.withdrawn_votes == 0 and PID not in r.content.decode()
+    again = client.post(
+        "/api/v1/staff/participants/forget", {"platform_id": PID}, content_type="application/json"
+    )
+    assert again.status_code == 404
+
+
+def test_rescoring_without_a_withdrawn_vote_gives_exactly_the_stored_scores(client, monkeypatch):
+    study = factories.make_study(n_items=12, n_ballots=2, m=4, seed=5, auto_open=True)
+    monkeypatch.setattr("collector.jobs.send_close_ballot", lambda ballot_id: None)
+    for number in (1, 2):
+        _answer_all(study, seed=number, n_voters=6)
+        lifecycle.close_ballot(study.ballots.get(number=number).pk)
+    study.refresh_from_db()
+    assert study.status == Study.Status.FINISHED
+    fields = ("item_id", "ballot_id", "x", "y", "ybar")
+    stored = sorted(ItemScore.objects.filter(ballot__study=study).values_list(*fields))
+    ranks = sorted(study.items.values_list("id", "final_rank", "final_score"))
+    assert rescoring.rescore_without_withdrawn(study.pk) == 2
+    assert sorted(ItemScore.objects.filter(ballot__study=study).values_list(*fields)) == stored
+    assert sorted(study.items.values_list("id", "final_rank", "final_score")) == ranks
+
+
+def test_another_staff_members_participants_are_not_found(client):
+    other = staff_user(username="someone-else")
+    study = factories.make_study(n_items=10, n_ballots=1, cap=20, created_by=other)
+    _prolific(study, n=1)
+    staff_user(client)
+    assert "Nothing is stored" in _lookup(client)
+    r = client.post(
+        "/api/v1/staff/participants/lookup", {"platform_id": PID}, content_type="application/json"
+    )
+    assert r.status_code == 404
+    r = client.post("/api/v1/staff/participants/lookup", {}, content_type="application/json")
+    assert r.status_code == 400 and r.json()["detail"].startswith("platform_id")
+    assert Vote.objects.count() == 1  # nothing deleted
+
+
+def test_the_commands_write_the_data_and_refuse_an_unknown_id(tmp_path):
+    study = factories.make_study(n_items=10, n_ballots=1, cap=20)
+    _prolific(study, n=2)
+    out = tmp_path / "data.json"
+    call_command("participant_data", "--platform-id", PID, "--out", str(out))
+    (entry,) = json.loads(out.read_text())["studies"]
+    assert len(entry["votes"]) == 2 and PID not in out.read_text()
+    with pytest.raises(CommandError, match="nothing is stored"):
+        call_command("participant_data", "--platform-id", "nobody", "--out", str(out))
+    with pytest.raises(CommandError, match="nothing is stored"):
+        call_command("forget_participant", "--platform-id", "nobody")
+    with pytest.raises(CommandError, match="no study"):
+        call_command("forget_participant", "--platform-id", PID, "--study", "missing")
+
+
+RAW_IDS = ("PROLIFICRAW77", "WORKERRAW88", "LABRAW99", "APIRAW11")
+
+
+def test_no_column_of_any_table_holds_a_raw_platform_id(client):
+    study = factories.make_study(n_items=10, n_ballots=1, cap=20)
+    for query in (
+        f"?PROLIFIC_PID={RAW_IDS[0]}&STUDY_ID=st&SESSION_ID=se",
+        f"?workerId={RAW_IDS[1]}&assignmentId=A1&hitId=H1"
+        "&turkSubmitTo=https://workersandbox.mturk.com",
+        f"?participant={RAW_IDS[2]}",
+    ):
+        browser = Client()
+        browser.post(f"/s/{study.slug}/{query}")
+        answer(browser, study.slug, current(browser, study.slug)["comparison"]["id"])
+        browser.get(f"/s/{study.slug}/declined/{query}")
+    api = Client()
+    token = api.post(
+        f"/api/v1/studies/{study.slug}/voters", {"participant": RAW_IDS[3]}, "application/json"
+    ).json()["token"]
+    c = api.get(f"/api/v1/studies/{study.slug}/next", HTTP_X_VOTER_TOKEN=token).json()
+    api.post(
+        f"/api/v1/studies/{study.slug}/votes",
+        {"comparison_id": c["comparison"]["id"], "choice": "left"},
+        "application/json",
+        HTTP_X_VOTER_TOKEN=token,
+    )
+    assert Voter.objects.filter(study=study).count() == 4
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = 'public'"
+            " AND data_type IN ('text', 'character varying', 'json', 'jsonb', 'character')"
+        )
+        columns = cur.fetchall()
+        assert len(columns) > 50  # every text column of every table
+        for table, column in columns:
+            for raw in RAW_IDS:
+                cur.execute(
+                    f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE %s',
+                    [f"%{raw}%"],
+                )
+                assert cur.fetchone() == (0,), (table, column, raw)
+    for session in Session.objects.all():  # stored encoded: read as the application reads it
+        decoded = json.dumps(session.get_decoded())
+        assert not any(raw in decoded for raw in RAW_IDS)
+    hashed = set(Voter.objects.values_list("participant", flat=True))
+    assert hashed == {participant_key(raw) for raw in RAW_IDS}
+
+
+def test_the_migration_hashes_the_ids_stored_before_it():
+    study = factories.make_study(n_items=10, n_ballots=1)
+    raw = Voter.objects.create(study=study, source="prolific", participant="OLD-PID")
+    sim = Voter.objects.create(study=study, source="simulated", participant="sim-0-1")
+    anon = Voter.objects.create(study=study)
+    migration = __import__(
+        "collector.migrations.0017_hash_platform_ids", fromlist=["hash_stored_ids"]
+    )
+    migration.hash_stored_ids(django_apps, None)
+    raw.refresh_from_db(), sim.refresh_from_db(), anon.refresh_from_db()
+    assert raw.participant == participant_key("OLD-PID")
+    assert (sim.participant, anon.participant) == ("sim-0-1", "")
+
+
+def test_retention_removes_the_identifiers_of_studies_finished_long_enough_ago(client, settings):
+    settings.DATA_RETENTION_DAYS = 30
+    owner = staff_user(client)
+    old = factories.make_study(n_items=10, n_ballots=1, cap=20, created_by=owner)
+    recent = factories.make_study(n_items=10, n_ballots=1, cap=20, created_by=owner)
+    for study in (old, recent):
+        _prolific(study, n=1)
+        Voter.objects.filter(study=study).update(address="a" * 32)
+    now = timezone.now()
+    Study.objects.filter(pk=old.pk).update(status="finished", finished_at=now - timedelta(days=31))
+    Study.objects.filter(pk=recent.pk).update(
+        status="finished", finished_at=now - timedelta(days=10)
+    )
+    page = client.get(f"/staff/{recent.slug}/").content.decode()
+    removal = (now + timedelta(days=20)).strftime("%-d %B %Y")
+    assert f"removed on\n  <strong>{removal}</strong>" in page
+    assert retention.remove_expired() == {"studies": 1, "voters": 1}
+    gone = Voter.objects.get(study=old)
+    assert (gone.participant, gone.address, gone.platform_data) == ("", "", {})
+    assert Voter.objects.get(study=recent).participant == participant_key(PID)
+    assert Vote.objects.filter(voter=gone).count() == 1  # the votes stay, linked to nobody
+    assert "were removed on" in client.get(f"/staff/{old.slug}/").content.decode()
+    assert retention.remove_expired() == {"studies": 0, "voters": 0}
+    settings.DATA_RETENTION_DAYS = None
+    assert retention.remove_expired() == {"studies": 0, "voters": 0}

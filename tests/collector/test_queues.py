@@ -1,0 +1,123 @@
+"""Nothing waits forever in a queue: a worker started without ``-Q`` consumes both queues; beat's
+sweep sends a lost evaluation message again; a stuck evaluation stops counting against
+``EVALUATION_MAX_QUEUED``; ``/healthz?deep=1`` names a queue nobody consumes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.files import File
+from django.utils import timezone
+
+from collector import tasks
+from collector.evaluation import queueing, submitting
+from collector.models import Ballot, Evaluation, Item, Study
+from tests.collector.helpers import finished_study, make_study, simulate, wait_closed, wait_for
+
+
+def _purge(queue: str) -> None:
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge(queue)
+
+
+def _vectors(study: Study, path: Path) -> Path:
+    """A GloVe file with a vector for every word of the study."""
+    words = set()
+    for a, b in Item.objects.filter(study=study).values_list("token_a__text", "token_b__text"):
+        words.update((a + " " + b).split())
+    with open(path, "w", encoding="utf-8") as out:
+        for k, word in enumerate(sorted(words)):
+            out.write(f"{word} {k + 1} 1 0.5\n")
+    return path
+
+
+def _submit(study: Study, name: str, path: Path, **options) -> Evaluation:
+    with open(path, "rb") as handle:
+        return submitting.submit(
+            study, name, File(handle, name="v.txt"), "vectors", vectors_format="glove", **options
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_plain_worker_consumes_both_queues_closes_ballots_and_runs_evaluations(
+    plain_worker, monkeypatch, tmp_path, client
+):
+    assert client.get("/healthz?deep=1").status_code == 200  # both queues consumed
+    study = make_study(seed=3)
+    ballot = study.ballots.get(number=1)
+    simulate(study)  # the last vote sends the close to the closes queue
+    wait_closed(ballot, timeout=60)
+    assert study.ballots.get(number=2).status == Ballot.Status.PENDING
+    gold = finished_study(monkeypatch, slug="gold")
+    evaluation = _submit(gold, "plain", _vectors(gold, tmp_path / "v.txt"))
+
+    def ended() -> bool:
+        evaluation.refresh_from_db()
+        return evaluation.status not in submitting.PENDING
+
+    wait_for(ended, 120, "the evaluation to end")
+    assert evaluation.status == Evaluation.Status.DONE, evaluation.error
+
+
+@pytest.mark.django_db
+def test_a_lost_evaluation_message_is_sent_again_by_the_sweep(
+    monkeypatch, tmp_path, django_capture_on_commit_callbacks
+):
+    queue = settings.CELERY_QUEUE_EVALUATIONS
+    _purge(queue)  # no worker consumes the evaluations queue in this test
+    gold = finished_study(monkeypatch, slug="gold")
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation = _submit(gold, "lost", _vectors(gold, tmp_path / "v.txt"))
+    try:
+        assert evaluation.pk in queueing.held_by_broker()
+        sent = timezone.now() - queueing.GRACE - timedelta(seconds=1)
+        Evaluation.objects.filter(pk=evaluation.pk).update(sent_at=sent)
+        assert queueing.resend_lost() == {"evaluations_resent": 0}  # its message is waiting
+        _purge(queue)  # the message is lost (Redis restarted without it)
+        assert evaluation.pk not in queueing.held_by_broker()
+        result = tasks.sweep_ballots()  # what beat runs every SWEEP_SECONDS
+        assert result["evaluations_resent"] == 1
+        assert evaluation.pk in queueing.held_by_broker()
+        evaluation.refresh_from_db()
+        assert evaluation.sent_at > sent and evaluation.status == Evaluation.Status.QUEUED
+        assert queueing.resend_lost() == {"evaluations_resent": 0}  # sent just now
+        # A running evaluation whose job died (no heartbeat for ALIVE_FOR) is sent again too.
+        dead = timezone.now() - queueing.ALIVE_FOR - timedelta(seconds=1)
+        Evaluation.objects.filter(pk=evaluation.pk).update(
+            status=Evaluation.Status.RUNNING, heartbeat_at=dead, sent_at=dead
+        )
+        assert queueing.resend_lost() == {"evaluations_resent": 1}
+    finally:
+        _purge(queue)
+
+
+@pytest.mark.django_db
+def test_a_stuck_evaluation_stops_counting_against_the_bound(settings, monkeypatch, tmp_path):
+    settings.EVALUATION_MAX_QUEUED = 1
+    gold = finished_study(monkeypatch, slug="gold")
+    path = _vectors(gold, tmp_path / "v.txt")
+    first = _submit(gold, "first", path, enqueue=False)
+    with pytest.raises(submitting.TooManyEvaluations):
+        _submit(gold, "second", path, enqueue=False)
+    # Queued for EVALUATION_STUCK_SECONDS with nobody taking it: it no longer holds the place.
+    old = timezone.now() - timedelta(seconds=settings.EVALUATION_STUCK_SECONDS + 1)
+    Evaluation.objects.filter(pk=first.pk).update(created_at=old)
+    second = _submit(gold, "second", path, enqueue=False)
+    assert second.status == Evaluation.Status.QUEUED
+    # A running one whose job died stops counting too.
+    dead = timezone.now() - queueing.ALIVE_FOR - timedelta(seconds=1)
+    Evaluation.objects.filter(pk=second.pk).update(status="running", heartbeat_at=dead)
+    assert _submit(gold, "third", path, enqueue=False).status == Evaluation.Status.QUEUED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_deep_health_check_names_a_queue_nobody_consumes(celery_worker, client):
+    r = client.get("/healthz?deep=1")  # the session's worker consumes the closes queue only
+    assert r.status_code == 503
+    assert r.content.decode() == "queue evaluations: no worker consumes it\n"
+    assert client.get("/healthz").content == b"ok\n"  # the load balancer's check is unchanged
