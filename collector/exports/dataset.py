@@ -25,15 +25,10 @@ from django.db.models import Count, Max, Min
 
 from collector.csv_cells import tsv_lines
 from collector.exports.options import Options
-from collector.exports.study_files import CHUNK, ballots_run, gold_scaled
+from collector.exports.study_files import CHUNK, gold_scaled
 from collector.exports.target_files import target_design
 from collector.models import Item, Study, Token, Vote
-<<<<<<< HEAD:collector/staff/dataset.py
-from collector.staff.exports import CHUNK, gold_scaled
-from collector.staff.target_exports import target_design
 from collector.studies.creating import study_plan
-=======
->>>>>>> main:collector/exports/dataset.py
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
 
