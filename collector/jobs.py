@@ -14,6 +14,8 @@ log = logging.getLogger(__name__)
 CLOSE_BALLOT = "collector.tasks.close_ballot"
 REFIT_POOLED = "collector.tasks.refit_pooled"
 EVALUATE_MODEL = "collector.tasks.evaluate_model"
+STUDY_RELIABILITY = "collector.tasks.study_reliability"
+SETTLED_TOP_K = "collector.tasks.settled_top_k"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
@@ -41,15 +43,15 @@ def send_close_ballot(ballot_id: int) -> None:
         log.exception("cannot enqueue the close of ballot %s; the sweep will resend it", ballot_id)
 
 
-def _send_after_commit(task: str, object_id: int) -> None:
-    """Send ``task(object_id)`` once the current transaction commits (with no broker, the demo,
+def _send_after_commit(task: str, *args: int) -> None:
+    """Send ``task(*args)`` once the current transaction commits (with no broker, the demo,
     run it in this process)."""
 
     def send() -> None:
         if settings.CELERY_TASK_ALWAYS_EAGER:
-            current_app.tasks[task].apply(args=(object_id,))
+            current_app.tasks[task].apply(args=args)
         else:
-            current_app.send_task(task, (object_id,), ignore_result=True)
+            current_app.send_task(task, args, ignore_result=True)
 
     transaction.on_commit(send)
 
@@ -62,3 +64,13 @@ def refit_pooled_after_commit(study_id: int) -> None:
 def evaluate_after_commit(evaluation_id: int) -> None:
     """Run a queued evaluation."""
     _send_after_commit(EVALUATE_MODEL, evaluation_id)
+
+
+def study_reliability_after_commit(study_id: int, ballot: int) -> None:
+    """Compute and store the study's reliability and settled top after ``ballot``."""
+    _send_after_commit(STUDY_RELIABILITY, study_id, ballot)
+
+
+def settled_top_k_after_commit(reliability_id: int, k: int) -> None:
+    """Compute a typed top ``k`` of a stored reliability report."""
+    _send_after_commit(SETTLED_TOP_K, reliability_id, k)

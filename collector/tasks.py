@@ -12,7 +12,7 @@ from django.db import InterfaceError, OperationalError
 
 from collector.evaluation import running
 from collector.models import Ballot, Study
-from collector.studies import lifecycle, pooled_fit
+from collector.studies import lifecycle, pooled_fit, reliability
 
 
 # A database hiccup mid-close rolls the close back; retry it rather than wait for the sweep.
@@ -51,3 +51,23 @@ def refit_pooled(self, study_id: int) -> str:
 def evaluate_model(evaluation_id: int) -> str:
     """Run a queued evaluation (metrics, chance baseline, voter bootstrap), reporting progress."""
     return running.run_evaluation(evaluation_id)
+
+
+# On the closes queue, after each close. Safe to run twice: the report is computed again and
+# stored over the first (the same seed gives the same figures).
+@shared_task(acks_late=True)
+def study_reliability(study_id: int, ballot: int) -> str:
+    """Store the study's reliability and settled top after ``ballot``."""
+    return reliability.store_report(study_id, ballot)
+
+
+@shared_task(acks_late=True)
+def settled_top_k(reliability_id: int, k: int) -> str:
+    """Store a typed top ``k`` of a stored reliability report."""
+    return reliability.store_k(reliability_id, k)
+
+
+@shared_task
+def sweep_reliability() -> int:
+    """Beat: resend reliability jobs asked for long ago and not stored."""
+    return reliability.resend_stuck()

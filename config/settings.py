@@ -204,6 +204,9 @@ CELERY_TASK_ROUTES = {
     "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.study_reliability": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.settled_top_k": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.sweep_reliability": {"queue": CELERY_QUEUE_CLOSES},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}
@@ -215,7 +218,17 @@ CELERY_BEAT_SCHEDULE = {
         "task": "collector.tasks.sweep_ballots",
         "schedule": env.float("SWEEP_SECONDS", default=60.0),
     },
+    "sweep-reliability": {
+        "task": "collector.tasks.sweep_reliability",
+        "schedule": env.float("SWEEP_SECONDS", default=60.0),
+    },
 }
+# A study's reliability after each ballot (collector.studies.reliability): voter splits of the
+# split-half reliability and voter-bootstrap resamples of the settled top (both capped at large
+# studies), and how long a report may stay uncomputed before the sweep resends its job.
+RELIABILITY_SPLITS = env.int("RELIABILITY_SPLITS", default=200)
+RELIABILITY_RESAMPLES = env.int("RELIABILITY_RESAMPLES", default=200)
+RELIABILITY_STUCK_SECONDS = env.int("RELIABILITY_STUCK_SECONDS", default=1800)
 
 # Redis when configured (shared by all granian workers: throttling counts must be global), else
 # per-process memory, which is right for the local demo and the tests.

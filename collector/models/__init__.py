@@ -38,6 +38,7 @@ def evaluation_uploads() -> Storage:
 # The models, after the defaults they use.
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
 from .evaluations import Evaluation  # noqa: E402
+from .reliability import StudyReliability  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
     Ballot,
@@ -63,6 +64,7 @@ __all__ = [
     "Item",
     "ItemScore",
     "Study",
+    "StudyReliability",
     "Token",
     "VoidedVote",
     "Vote",
