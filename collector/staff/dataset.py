@@ -10,7 +10,9 @@
 - ``dataset.json``: the card: what was asked, how (parameters, estimator), how much (counts of
   items, votes, voters, ballots), when, under which licence, and what the metrics mean; for a
   target study also its target design (targets, candidates per target, kinds, the question
-  template) and its comparisons and grouped gold files (:mod:`collector.staff.target_exports`).
+  template) and its comparisons and grouped gold files (:mod:`collector.staff.target_exports`);
+  and the ranking's reliability (split-half with Spearman-Brown, Krippendorff's alpha, the settled
+  top: :func:`collector.studies.reliability.latest_report`, None until computed).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collector.staff.exports import CHUNK, ballots_run, gold_scaled
 from collector.staff.target_exports import target_design
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
+from collector.studies.reliability import latest_report
 
 METRICS = {
     "rho_w": "Weighted Spearman correlation of Eqs. 7 and 9 of the method's paper: squared rank "
@@ -37,6 +40,20 @@ METRICS = {
     "items (-0.3 at 45 items, -0.45 at 200).",
     "rho": "Spearman's rank correlation (unweighted).",
     "tau": "Kendall's tau-b (unweighted, ties accounted for).",
+}
+RELIABILITY = {
+    "split_half": "The voters (excluded ones left out) split at random into two halves, `splits` "
+    "times from `seed`; each half's votes rescored by the study's estimator; rho and rho_w "
+    "between the halves' scores over the items both scored: `mean` over splits, `corrected` by "
+    "Spearman-Brown (2r / (1 + r), the whole crowd's reliability: the human ceiling for a "
+    "model's correlation), `low`/`high` the 2.5-97.5% range over splits. A target study's "
+    "headline is the mean over its targets (`macro`), with each target's in `targets`.",
+    "alpha": "Krippendorff's alpha (nominal) of the votes: a unit is a pair answered by two or "
+    "more voters, each voter's answer first/second/tie; `units` and `votes` say what it rests on.",
+    "settled_top": "For each top k (10, 20, 50, the last ballot's survivors): each current top "
+    "item's probability of being in the true top k, the share of voter-bootstrap resamples with it "
+    "in their top k; `expected` is their sum; `settled` when every item is at `threshold` or more, "
+    "else `in_doubt` items below it.",
 }
 TARGET_METRICS = {
     "macro": "A target study: rho_w, tau_w, rho and tau of each target's candidates (ranked by "
@@ -151,6 +168,8 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "Bradley-Terry strength), scaled linearly so that the lowest item is 0 and the highest 10.",
         "metrics": METRICS,
     }
+    card["reliability"] = latest_report(study)
+    card["reliability_explained"] = RELIABILITY
     if study.targets:
         card["study_kind"] = "targets"
         card["target_design"] = target_design(study)

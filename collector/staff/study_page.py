@@ -1,20 +1,22 @@
 """The study page: settings (the design, and a target study's targets and candidates), ballots
-with their progress, exports, the final ranking and, once the study is finished, model
-evaluation (the upload form and the leaderboard)."""
+with their progress, the reliability box, exports, the final ranking (a target study's one
+target at a time, ``?target=``, with ``rank_in_target`` first) and, once the study is finished,
+model evaluation (the upload form and the leaderboard)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+from django.db.models import Max, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from collector.access import get_study, staff_required
 from collector.evaluation import leaderboard
 from collector.evaluation.study_data import gold_provenance
-from collector.models import Ballot, ItemScore, Study
-from collector.staff import exports
+from collector.models import Area, Ballot, Item, ItemScore, Study
+from collector.staff import exports, reliability
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design
@@ -51,14 +53,27 @@ def render_study_page(
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
         "target_counts": target_counts(planned.targets) if planned.targets is not None else None,
     }
+    context.update(reliability.box(study))
     if study.status == Study.Status.RUNNING:
         context.update(interim_ranking(study))
+        rows = context.get("interim_rows") or []
+        if rows:
+            context.update(reliability.annotate_interim(study, rows))
+        chances = context.get("interim_probability") or [None] * len(rows)
+        context["interim_table"] = [(*r, c) for r, c in zip(rows, chances, strict=True)]
     if study.status == Study.Status.FINISHED:
-        header = exports.ranking_header(study)
+        if study.targets:
+            names = list(study.areas.order_by("position").values_list("name", flat=True))
+            asked = request.GET.get("target")
+            target = asked if asked in names else names[0]
+            header, raw = target_ranking(study, target)
+            context.update(ranking_targets=names, ranking_target=target)
+        else:
+            header = exports.ranking_header(study)
+            raw = list(exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN))
         text = [name in TEXT_COLUMNS for name in header]
         rows = [
-            [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)]
-            for row in exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN)
+            [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)] for row in raw
         ]
         context.update(ranking_header=header, ranking_rows=rows, ranking_limit=RANKING_ROWS_SHOWN)
         board = leaderboard.rows(study)
@@ -70,6 +85,31 @@ def render_study_page(
         if study.targets:
             context["target_models"], context["target_table"] = leaderboard.target_table(board)
     return render(request, "staff/study_detail.html", context, status=status)
+
+
+TARGET_RANKING_HEADER = [
+    "rank_in_target", "candidate", "kind", "score", "rank", "item_id", "last_ballot",
+    "appearances", "wins", "ties",
+]  # fmt: skip
+
+
+def target_ranking(study: Study, target: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """One target's final ranking, best first, ``rank_in_target`` first (the page's table; the
+    CSV has every column): its best ``RANKING_ROWS_SHOWN`` candidates."""
+    area = Area.objects.get(study=study, name=target)
+    rows = (
+        Item.objects.filter(area=area, final_rank__isnull=False)
+        .annotate(
+            last_ballot=Max("scores__ballot__number"),
+            n_appearances=Sum("scores__appearances"),
+            n_wins=Sum("scores__wins"),
+            n_ties=Sum("scores__ties"),
+        )
+        .order_by("rank_in_target")
+        .values_list("rank_in_target", "token_b__text", "kind", "final_score", "final_rank",
+                     "index", "last_ballot", "n_appearances", "n_wins", "n_ties")
+    )  # fmt: skip
+    return TARGET_RANKING_HEADER, list(rows[:RANKING_ROWS_SHOWN])
 
 
 def target_counts(sizes: np.ndarray) -> dict[str, int]:

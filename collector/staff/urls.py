@@ -12,6 +12,7 @@ from collector.staff import (
     figures,
     live,
     managing,
+    reliability,
     study_list,
     study_new,
     study_page,
@@ -56,6 +57,7 @@ urlpatterns = [
     path("staff/<slug:slug>/figures/", figures.figures_page, name="staff-figures"),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
+    path("staff/<slug:slug>/reliability/top/", reliability.top_k, name="staff-reliability-top"),
     path("staff/<slug:slug>/ballots.csv", live.ballots_csv, name="staff-ballots-csv"),
     path("staff/<slug:slug>/interim.csv", live.interim_csv, name="staff-interim-csv"),
     path("staff/<slug:slug>/voters.csv", voters.voters_csv, name="staff-voters-csv"),
@@ -139,6 +141,11 @@ urlpatterns = [
         name="api-staff-evaluation",
     ),
     path("api/v1/staff/studies/<slug:slug>/live", live.LiveView.as_view(), name="api-staff-live"),
+    path(
+        "api/v1/staff/studies/<slug:slug>/reliability",
+        reliability.ReliabilityView.as_view(),
+        name="api-staff-reliability",
+    ),
     path(
         "api/v1/staff/studies/<slug:slug>/voters",
         voters.VotersView.as_view(),

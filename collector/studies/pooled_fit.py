@@ -3,8 +3,9 @@
 Fitting every vote of a 100,000-item study (two million votes) takes tens of seconds, too long
 for a page; the close of the last ballot stores the fit instead (and an exclusion after the end
 stores it again, in the background): every item's log-strength and a 95% Wald interval for the
-best ``TOP`` items of the final ranking (:func:`ranking.protocol.strength_intervals`, one sparse
-solve each). Votes of excluded voters are left out. The study's top-ranking figure reads them.
+best ``TOP`` items of the final ranking (of every target's ranking in a target study:
+``rank_in_target`` up to ``TOP``), by :func:`ranking.protocol.strength_intervals`, one sparse
+solve each. Votes of excluded voters are left out. The study's top-ranking figure reads them.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ def store_pooled_fit(study_id: int) -> None:
     low, high = np.full(n, np.nan), np.full(n, np.nan)
     if rows.voter.size and n >= 2:
         strength = ranking.bradley_terry(n, rows.pairs, rows.first_score)
-        top = np.array(
-            Item.objects.filter(study_id=study_id, final_rank__isnull=False)
-            .order_by("final_rank")
-            .values_list("index", flat=True)[:TOP],
-            dtype=np.int64,
-        )
+        ranked = Item.objects.filter(study_id=study_id, final_rank__isnull=False)
+        if ranked.filter(rank_in_target__isnull=False).exists():  # a target study: per target
+            chosen = ranked.filter(rank_in_target__lte=TOP).values_list("index", flat=True)
+        else:
+            chosen = ranked.order_by("final_rank").values_list("index", flat=True)[:TOP]
+        top = np.array(list(chosen), dtype=np.int64)
         if top.size:
             low[top], high[top] = ranking.protocol.strength_intervals(
                 n, rows.pairs, rows.first_score, strength, top

@@ -307,7 +307,9 @@ def store_report(study_id: int, ballot: int) -> str:
 
 def _latest(study: Study) -> StudyReliability | None:
     return (
-        StudyReliability.objects.filter(study=study, result__isnull=False).order_by("-ballot").first()
+        StudyReliability.objects.filter(study=study, result__isnull=False)
+        .order_by("-ballot")
+        .first()
     )
 
 
@@ -368,9 +370,11 @@ def resend_stuck() -> int:
     ``RELIABILITY_STUCK_SECONDS`` ago and not stored (a worker killed, a broker down)."""
     stale = timezone.now() - timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS)
     sent = 0
-    for pk, study_id, ballot, ks in StudyReliability.objects.filter(
-        requested_at__lt=stale
-    ).filter(Q(result__isnull=True, error="") | ~Q(requested=[])).values_list("pk", "study_id", "ballot", "requested"):
+    for pk, study_id, ballot, ks in (
+        StudyReliability.objects.filter(requested_at__lt=stale)
+        .filter(Q(result__isnull=True, error="") | ~Q(requested=[]))
+        .values_list("pk", "study_id", "ballot", "requested")
+    ):
         with transaction.atomic():
             StudyReliability.objects.filter(pk=pk).update(requested_at=timezone.now())
             if ks:
