@@ -62,6 +62,7 @@ def render_study_page(
         chances = context.get("interim_probability") or [None] * len(rows)
         context["interim_table"] = [(*r, c) for r, c in zip(rows, chances, strict=True)]
     if study.status == Study.Status.FINISHED:
+        raw: list[Any]
         if study.targets:
             names = list(study.areas.order_by("position").values_list("name", flat=True))
             asked = request.GET.get("target")
@@ -75,7 +76,7 @@ def render_study_page(
         rows = [
             [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)] for row in raw
         ]
-        context.update(ranking_header=header, ranking_rows=rows, ranking_limit=RANKING_ROWS_SHOWN)
+        context.update(ranking_header=header, ranking_rows=shown, ranking_limit=RANKING_ROWS_SHOWN)
         board = leaderboard.rows(study)
         context.update(
             evaluation_form=evaluation_form or EvaluationForm(),
