@@ -73,7 +73,7 @@ def render_study_page(
             header = exports.ranking_header(study)
             raw = list(exports.ranking_rows(study, limit=RANKING_ROWS_SHOWN))
         text = [name in TEXT_COLUMNS for name in header]
-        rows = [
+        shown = [
             [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)] for row in raw
         ]
         context.update(ranking_header=header, ranking_rows=shown, ranking_limit=RANKING_ROWS_SHOWN)
