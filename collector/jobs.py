@@ -16,6 +16,7 @@ REFIT_POOLED = "collector.tasks.refit_pooled"
 EVALUATE_MODEL = "collector.tasks.evaluate_model"
 STUDY_RELIABILITY = "collector.tasks.study_reliability"
 SETTLED_TOP_K = "collector.tasks.settled_top_k"
+COMPARE_MODELS = "collector.tasks.compare_models"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
@@ -74,3 +75,8 @@ def study_reliability_after_commit(study_id: int, ballot: int) -> None:
 def settled_top_k_after_commit(reliability_id: int, k: int) -> None:
     """Compute a typed top ``k`` of a stored reliability report."""
     _send_after_commit(SETTLED_TOP_K, reliability_id, k)
+
+
+def compare_models_after_commit(comparison_id: int) -> None:
+    """Compare two evaluated models on the same voter resamples."""
+    _send_after_commit(COMPARE_MODELS, comparison_id)

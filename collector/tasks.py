@@ -10,7 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from collector.evaluation import running
+from collector.evaluation import paired, running
 from collector.models import Ballot, Study
 from collector.studies import lifecycle, pooled_fit, reliability
 
@@ -71,3 +71,9 @@ def settled_top_k(reliability_id: int, k: int) -> str:
 def sweep_reliability() -> int:
     """Beat: resend reliability jobs asked for long ago and not stored."""
     return reliability.resend_stuck()
+
+
+@shared_task(acks_late=True)
+def compare_models(comparison_id: int) -> str:
+    """Compare two evaluated models on the same voter resamples (the leaderboard's pair)."""
+    return paired.compare(comparison_id)

@@ -204,6 +204,7 @@ CELERY_TASK_ROUTES = {
     "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.compare_models": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.study_reliability": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.settled_top_k": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.sweep_reliability": {"queue": CELERY_QUEUE_CLOSES},

@@ -37,7 +37,7 @@ def evaluation_uploads() -> Storage:
 
 # The models, after the defaults they use.
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
-from .evaluations import Evaluation  # noqa: E402
+from .evaluations import Evaluation, ModelComparison  # noqa: E402
 from .reliability import StudyReliability  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
@@ -63,6 +63,7 @@ __all__ = [
     "Evaluation",
     "Item",
     "ItemScore",
+    "ModelComparison",
     "Study",
     "StudyReliability",
     "Token",

@@ -16,7 +16,7 @@ from collector.access import get_study, staff_required
 from collector.evaluation import leaderboard
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Area, Ballot, Item, ItemScore, Study
-from collector.staff import exports, reliability
+from collector.staff import exports, model_pairs, reliability
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design
@@ -81,7 +81,9 @@ def render_study_page(
         context.update(
             evaluation_form=evaluation_form or EvaluationForm(),
             leaderboard=board,
+            ceiling=leaderboard.ceiling(study),
             gold=gold_provenance(study),
+            **model_pairs.page_context(study),
         )
         if study.targets:
             context["target_models"], context["target_table"] = leaderboard.target_table(board)

@@ -12,6 +12,7 @@ from collector.staff import (
     figures,
     live,
     managing,
+    model_pairs,
     reliability,
     study_list,
     study_new,
@@ -95,6 +96,7 @@ urlpatterns = [
         evaluations.leaderboard_json,
         name="staff-leaderboard-json",
     ),
+    path("staff/<slug:slug>/models/compare/", model_pairs.compare, name="staff-models-compare"),
     path(
         "staff/<slug:slug>/models/<int:pk>/",
         evaluations.evaluation_detail,
@@ -134,6 +136,11 @@ urlpatterns = [
         "api/v1/staff/studies/<slug:slug>/evaluations",
         evaluations.EvaluationsView.as_view(),
         name="api-staff-evaluations",
+    ),
+    path(
+        "api/v1/staff/studies/<slug:slug>/evaluations/paired",
+        model_pairs.PairedView.as_view(),
+        name="api-staff-evaluations-paired",
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/evaluations/<int:pk>",
