@@ -2,7 +2,9 @@
 difference), computed in the background.
 
 The computation is ``python -m ranking.evaluate``'s with both models: :func:`ranking.evaluation.
-evaluate` of the study's gold and votes with the two models' stored scores, the voter bootstrap
+evaluate` of the study's ranking and votes exports (``ranking.csv``, ``votes.csv``: written to a
+temporary folder and read by ``read_gold`` and ``read_votes``, so the items and voters come in the
+order the command line sees them) with the two models' stored scores, the voter bootstrap
 of ``resamples_for`` resamples, the generator ``numpy.random.default_rng(study.seed)`` (the
 command line's ``--seed``), and its ``paired`` entry: for every metric, model A minus model B, the
 2.5-97.5% percentile interval of the difference over the resamples, and the share of resamples in
@@ -13,6 +15,8 @@ policy (the two must share it).
 from __future__ import annotations
 
 import logging
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,9 +25,10 @@ from django.utils import timezone
 
 from collector import jobs
 from collector.evaluation.running import resamples_for
-from collector.evaluation.study_data import gold_of, votes_of
 from collector.models import Evaluation, ModelComparison, Study
+from collector.staff import exports
 from ranking.evaluation import evaluate
+from ranking.files import read_gold, read_votes
 
 __all__ = ["PairRefused", "compare", "compute", "request", "rows"]
 
@@ -44,15 +49,26 @@ def _scores(evaluation: Evaluation) -> np.ndarray:
 
 
 def compute(a: Evaluation, b: Evaluation) -> dict[str, Any]:
-    """The paired comparison of ``a`` and ``b`` (``{"a", "b", "metrics", "resamples", "seed"}``)."""
+    """The paired comparison of ``a`` and ``b`` (``{"a", "b", "metrics", "resamples", "seed"}``),
+    on the study's ranking and votes exports read as the command line reads them."""
     study = a.study
-    gold = gold_of(study)
-    votes = votes_of(study, gold)
-    if votes is None:
-        raise PairRefused("the study has no votes to resample")
+    with tempfile.TemporaryDirectory(prefix="paired-") as folder:
+        ranking_path = Path(folder) / "ranking.csv"
+        votes_path = Path(folder) / "votes.csv"
+        with open(ranking_path, "w", encoding="utf-8", newline="") as out:
+            out.writelines(exports.ranking_csv(study))
+        with open(votes_path, "w", encoding="utf-8", newline="") as out:
+            out.writelines(exports.votes_csv(study))
+        gold = read_gold(str(ranking_path))
+        try:
+            votes = read_votes(str(votes_path), gold)
+        except ValueError:
+            raise PairRefused("the study has no votes to resample") from None
     count = resamples_for(gold.n_items)
+    # The models' scores (Item.index order) at the gold's positions.
+    where = np.asarray(gold.item_ids, dtype=np.int64)
     result = evaluate(
-        gold, {a.name: _scores(a), b.name: _scores(b)},
+        gold, {a.name: _scores(a)[where], b.name: _scores(b)[where]},
         missing=a.missing,  # type: ignore[arg-type]
         rng=np.random.default_rng(study.seed), votes=votes, resamples=count,
         estimator=study.estimator,

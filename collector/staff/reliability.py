@@ -47,7 +47,8 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
 
 def top_summaries(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One line per ``k``: an area study's tops as stored; a target study's summed over its
-    targets (how many are settled, the expected overlap of all of them)."""
+    targets (how many are settled, the expected overlap of all of them; the survivors, each
+    target's own number, on one line)."""
     tops = report.get("settled_top") or []
     if not any(t.get("target") for t in tops):
         return [
@@ -58,26 +59,32 @@ def top_summaries(report: dict[str, Any]) -> list[dict[str, Any]]:
             }
             for t in tops
         ]
-    by_k: dict[int, list[dict[str, Any]]] = {}
+    groups: dict[int | str, list[dict[str, Any]]] = {}
     for top in tops:
-        if top.get("survivors"):
-            continue  # each target its own number of survivors: shown per target
-        by_k.setdefault(top["k"], []).append(top)
+        # Each target its own number of survivors: they make one line of their own.
+        groups.setdefault("survivors" if top.get("survivors") else top["k"], []).append(top)
     lines = []
-    for k, entries in by_k.items():
+    for key, entries in groups.items():
         settled = sum(1 for e in entries if e["settled"])
         expected = sum(e["expected"] for e in entries)
+        total = sum(e["k"] for e in entries)
+        what = (
+            f"the survivors of each of {len(entries)} targets"
+            if key == "survivors"
+            else f"top {key} of each of {len(entries)} targets"
+        )
         lines.append(
             {
-                "k": k,
+                "k": None if key == "survivors" else key,
+                "survivors": key == "survivors",
                 "targets": len(entries),
                 "settled_targets": settled,
                 "expected": expected,
                 "all_settled": settled == len(entries),
                 "custom": entries[0].get("custom", False),
                 "sentence": (
-                    f"top {k} of each of {len(entries)} targets: expected {expected:.1f} of "
-                    f"{k * len(entries)} right; settled in {settled} of {len(entries)} targets."
+                    f"{what}: expected {expected:.1f} of {total} right; settled in {settled} "
+                    f"of {len(entries)} targets."
                 ),
             }
         )
