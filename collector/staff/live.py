@@ -168,7 +168,8 @@ class LiveView(StudyView):
         status = live_status(study, rate, unanswered=True)
         interim = interim_ranking(study)
         rows = interim.get("interim_rows", [])
-        settled = reliability.annotate_interim(study, rows) if rows else {}
+        report = latest_report(study)
+        settled = reliability.annotate_interim(report, rows) if rows else {}
         chances = settled.get("interim_probability") or [None] * len(rows)
         status["interim"] = {
             "after_ballot": interim.get("interim_after"),
@@ -183,5 +184,5 @@ class LiveView(StudyView):
                 for r, chance in zip(rows, chances, strict=True)
             ],
         }
-        status["reliability"]["report"] = latest_report(study)
+        status["reliability"]["report"] = report
         return Response(status)

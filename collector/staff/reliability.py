@@ -63,16 +63,20 @@ def top_summaries(report: dict[str, Any]) -> list[dict[str, Any]]:
     for top in tops:
         # Each target its own number of survivors: they make one line of their own.
         groups.setdefault("survivors" if top.get("survivors") else top["k"], []).append(top)
+    every = max(len(entries) for entries in groups.values())
     lines = []
     for key, entries in groups.items():
         settled = sum(1 for e in entries if e["settled"])
         expected = sum(e["expected"] for e in entries)
         total = sum(e["k"] for e in entries)
-        what = (
-            f"the survivors of each of {len(entries)} targets"
-            if key == "survivors"
-            else f"top {key} of each of {len(entries)} targets"
-        )
+        if key == "survivors":
+            what = f"the survivors of each of {len(entries)} targets"
+        elif len(entries) < every:  # a target with k candidates or fewer has no top k
+            what = (
+                f"top {key} of each of the {len(entries)} targets with more than {key} candidates"
+            )
+        else:
+            what = f"top {key} of each of {len(entries)} targets"
         lines.append(
             {
                 "k": None if key == "survivors" else key,
@@ -175,11 +179,10 @@ def live_summary(study: Study) -> dict[str, Any]:
     return out
 
 
-def annotate_interim(study: Study, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """The interim ranking's probabilities: for each row's item, its probability of being in
-    the top ``k`` of the smallest stored ``k`` that holds it (the settled-top figures of the
-    same ballot only), and the sentence of that ``k``."""
-    report = reliability.status(study).report
+def annotate_interim(report: dict[str, Any] | None, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """The interim ranking's probabilities from the latest ``report``: for each row's item, its
+    probability of being in the top ``k`` of the smallest stored ``k`` that holds it, and the
+    sentence of the top 20 (or the smallest ``k``)."""
     if report is None:
         return {}
     tops = sorted(

@@ -343,13 +343,14 @@ def settled_top(study: Study, target: str | None = None) -> StudyFigure | None:
     threshold = top["threshold"]
     colors = ["#1f5f99" if v >= threshold else "#b42318" for v in p]
     ax.barh(y, p, color=colors, height=0.7)
-    ax.axvline(threshold, color="#57606a", ls="--", lw=1, label=f"settled at {threshold:.2f}")
+    ax.axvline(threshold, color="#57606a", ls="--", lw=1)
     ax.set_yticks(y, [f"{n}. {entry['item']}" for n, entry in zip(y, items, strict=True)],
                   fontsize=7)  # fmt: skip
     ax.set_ylim(len(items) + 0.5, 0.5)
     ax.set_xlim(0, 1)
-    ax.set_xlabel(f"probability of being in the true top {k}")
-    ax.legend(fontsize=8, frameon=False, loc="lower left")
+    ax.set_xlabel(
+        f"probability of being in the true top {k} (dashed: {threshold:.2f}, settled; red: below)"
+    )
     verdict = (
         f"every item is at {threshold:.2f} or more: the top {k} is settled"
         if top["settled"]

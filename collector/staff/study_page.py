@@ -58,7 +58,7 @@ def render_study_page(
         context.update(interim_ranking(study))
         rows = context.get("interim_rows") or []
         if rows:
-            context.update(reliability.annotate_interim(study, rows))
+            context.update(reliability.annotate_interim(context["reliability"], rows))
         chances = context.get("interim_probability") or [None] * len(rows)
         context["interim_table"] = [(*r, c) for r, c in zip(rows, chances, strict=True)]
     if study.status == Study.Status.FINISHED:
