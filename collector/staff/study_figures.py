@@ -357,7 +357,8 @@ def settled_top(study: Study, target: str | None = None) -> StudyFigure | None:
         else f"{top['in_doubt']} of the {k} items are below {threshold:.2f} (in doubt, red)"
     )
     text = (
-        f"The current top {k} {when}{'' if target is None else f' of target {target}'}, best "
+        f"The top {k} {'of the final ranking' if report['final'] else when}"
+        f"{'' if target is None else f' of target {target}'}, best "
         f"first, each with its probability of being in the true top {k} (the share of "
         f"{report['resamples']} voter resamples with it in their top {k}); expected "
         f"{top['expected']:.1f} of {k} right; {verdict}."
