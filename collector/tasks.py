@@ -12,6 +12,7 @@ from django.db import InterfaceError, OperationalError
 
 from collector.evaluation import paired, running
 from collector.models import Ballot, Study
+from collector.staff.model_pairs import write_exports
 from collector.studies import lifecycle, pooled_fit, reliability
 
 
@@ -76,4 +77,4 @@ def sweep_reliability() -> int:
 @shared_task(acks_late=True)
 def compare_models(comparison_id: int) -> str:
     """Compare two evaluated models on the same voter resamples (the leaderboard's pair)."""
-    return paired.compare(comparison_id)
+    return paired.compare(comparison_id, write_exports)

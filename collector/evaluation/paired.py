@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,6 @@ from django.utils import timezone
 from collector import jobs
 from collector.evaluation.running import resamples_for
 from collector.models import Evaluation, ModelComparison, Study
-from collector.staff import exports
 from ranking.evaluation import evaluate
 from ranking.files import read_gold, read_votes
 
@@ -48,17 +48,17 @@ def _scores(evaluation: Evaluation) -> np.ndarray:
     )
 
 
-def compute(a: Evaluation, b: Evaluation) -> dict[str, Any]:
+# Writes a study's ranking.csv and votes.csv into a folder and returns their paths (the staff
+# exports: collector.staff.model_pairs.write_exports; this layer does not import the staff's).
+WriteExports = Callable[[Study, Path], tuple[Path, Path]]
+
+
+def compute(a: Evaluation, b: Evaluation, write_exports: WriteExports) -> dict[str, Any]:
     """The paired comparison of ``a`` and ``b`` (``{"a", "b", "metrics", "resamples", "seed"}``),
     on the study's ranking and votes exports read as the command line reads them."""
     study = a.study
     with tempfile.TemporaryDirectory(prefix="paired-") as folder:
-        ranking_path = Path(folder) / "ranking.csv"
-        votes_path = Path(folder) / "votes.csv"
-        with open(ranking_path, "w", encoding="utf-8", newline="") as out:
-            out.writelines(exports.ranking_csv(study))
-        with open(votes_path, "w", encoding="utf-8", newline="") as out:
-            out.writelines(exports.votes_csv(study))
+        ranking_path, votes_path = write_exports(study, Path(folder))
         gold = read_gold(str(ranking_path))
         try:
             votes = read_votes(str(votes_path), gold)
@@ -105,13 +105,13 @@ def request(study: Study, a_id: int, b_id: int) -> ModelComparison:
     return pair
 
 
-def compare(pair_id: int) -> str:
+def compare(pair_id: int, write_exports: WriteExports) -> str:
     """The background job: compute and store one comparison (done ones are left as they are)."""
     pair = ModelComparison.objects.select_related("a", "b", "study").filter(pk=pair_id).first()
     if pair is None or pair.status == ModelComparison.Status.DONE:
         return f"model comparison {pair_id} is gone or done"
     try:
-        result = compute(pair.a, pair.b)
+        result = compute(pair.a, pair.b, write_exports)
     except Exception as exc:
         log.exception("model comparison %s failed", pair_id)
         ModelComparison.objects.filter(pk=pair_id).update(

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
@@ -19,7 +20,20 @@ from rest_framework.response import Response
 from collector.access import get_study, staff_required
 from collector.evaluation import paired
 from collector.models import Evaluation, Study
+from collector.staff import exports
 from collector.staff.study_api import ERRORS, StudyView
+
+
+def write_exports(study: Study, folder: Path) -> tuple[Path, Path]:
+    """The study's ``ranking.csv`` and ``votes.csv`` in ``folder`` (what the paired difference
+    reads, as the command line reads the downloads)."""
+    paths = folder / "ranking.csv", folder / "votes.csv"
+    for path, lines in zip(
+        paths, (exports.ranking_csv(study), exports.votes_csv(study)), strict=True
+    ):
+        with open(path, "w", encoding="utf-8", newline="") as out:
+            out.writelines(lines)
+    return paths
 
 
 def page_context(study: Study) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from django.core.management import CommandError, call_command
 from collector import jobs
 from collector.evaluation import leaderboard, paired
 from collector.models import Evaluation, Item, Study, StudyReliability
+from collector.staff import model_pairs, study_figures
 from collector.staff import reliability as pages
-from collector.staff import study_figures
 from collector.studies import reliability
 from ranking.evaluate import main as evaluate_main
 from tests.collector.helpers import (
@@ -234,7 +234,7 @@ def test_the_paired_difference_equals_the_command_lines(client, area, tmp_path, 
                          {"a": a, "b": b}, content_type="application/json")  # fmt: skip
     assert answer.status_code == 202
     pair = paired.request(area, a, b)
-    paired.compare(pair.pk)
+    paired.compare(pair.pk, model_pairs.write_exports)
     web = client.get(f"/api/v1/staff/studies/{area.slug}/evaluations/paired").json()["paired"][0]
     assert web["status"] == "done" and web["resamples"] == 30
     gold = tmp_path / "ranking.csv"
