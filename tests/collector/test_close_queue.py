@@ -44,6 +44,8 @@ def blocked_by(held, timeout: float) -> None:
 
     def waiting() -> bool:
         with held.cursor() as cursor:
+            # pg_stat_activity is read once per transaction, and held's stays open: read anew.
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
                 [pid],

@@ -297,3 +297,21 @@ def test_the_command_refuses_bad_input():
         call_command("study_reliability", study.slug)
     with pytest.raises(CommandError, match="no study"):
         call_command("study_reliability", "nope")
+
+
+def test_the_reliability_jobs_go_to_the_closes_queue_and_the_paired_difference_to_evaluations():
+    from config.celery import app
+
+    router = app.amqp.router
+    for task in (jobs.STUDY_RELIABILITY, jobs.SETTLED_TOP_K, "collector.tasks.sweep_reliability"):
+        assert router.route({}, task)["queue"].name == "closes", task
+    assert router.route({}, jobs.COMPARE_MODELS)["queue"].name == "evaluations"
+
+
+def test_the_sweep_resends_a_report_asked_for_long_ago(area, monkeypatch, settings):
+    sent = []
+    monkeypatch.setattr(jobs, "study_reliability_after_commit", lambda *a: sent.append(a))
+    settings.RELIABILITY_STUCK_SECONDS = 0
+    StudyReliability.objects.filter(study=area, ballot=1).update(result=None, error="")
+    assert reliability.resend_stuck() == 1 and sent == [(area.pk, 1)]
+    assert reliability.resend_stuck() == 1  # still not stored: sent again at the next sweep
