@@ -152,6 +152,11 @@ STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 # Uploaded model files wait here for their evaluation's job, which removes them once read: the
 # web processes and the workers must share this directory (one volume in docker-compose.yml).
 EVALUATION_UPLOAD_DIR = env.path("EVALUATION_UPLOAD_DIR", default=BASE_DIR / "uploads")
+# Citable releases (collector.releases): each version's bundle, a folder and its zip, written
+# once and never changed; the staff's Release page and the public release pages serve from here.
+RELEASES_DIR = env.path("RELEASES_DIR", default=BASE_DIR / "releases")
+# How long browsers and proxies may keep a public release page (its files: a year, immutable).
+RELEASE_PAGE_MAX_AGE = env.int("RELEASE_PAGE_MAX_AGE", default=3600)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "evaluation_uploads": {

@@ -1,6 +1,6 @@
 """The data of a study: its areas, tokens and items, its ballots, comparisons, votes and scores
-(:mod:`.studies`), its voters' attention checks (:mod:`.checks`) and its models' evaluations
-(:mod:`.evaluations`).
+(:mod:`.studies`), its voters' attention checks (:mod:`.checks`), its models' evaluations
+(:mod:`.evaluations`) and its releases (:mod:`.releases`).
 
 Item ids used by ``ranking`` are ``Item.index`` (0..N-1 in the study's item order), so the
 collector hands plain arrays to the library and back. The defaults below live here because the
@@ -38,6 +38,7 @@ def evaluation_uploads() -> Storage:
 # The models, after the defaults they use.
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
 from .evaluations import Evaluation  # noqa: E402
+from .releases import Release  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
     Ballot,
@@ -62,6 +63,7 @@ __all__ = [
     "Evaluation",
     "Item",
     "ItemScore",
+    "Release",
     "Study",
     "Token",
     "VoidedVote",
