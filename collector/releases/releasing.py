@@ -124,7 +124,7 @@ def release_study(
         creator = user or study.created_by
         full = creator.get_full_name() if creator is not None else ""
         names = [full or (creator.get_username() if creator is not None else study.name)]
-    meta = {"title": (title or study.name).strip()[:300], "version": version,
+    meta: dict[str, Any] = {"title": (title or study.name).strip()[:300], "version": version,
             "licence": licence, "authors": names,
             "date": timezone.now().date().isoformat()}  # fmt: skip
     parent = releases_dir() / study.slug

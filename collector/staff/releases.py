@@ -7,7 +7,7 @@ errors (400) and nothing is written.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
@@ -51,7 +51,8 @@ class ReleaseForm(Fieldsets, forms.Form):
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         done = Evaluation.objects.filter(study=study, status=Evaluation.Status.DONE)
-        self.fields["evaluations"].choices = list(done.values_list("pk", "name"))
+        choice = cast(forms.ChoiceField, self.fields["evaluations"])
+        choice.choices = list(done.values_list("pk", "name"))
         latest = Release.objects.filter(slug=study.slug).order_by("-created_at").first()
         self.fields["version"].initial = _next_version(latest.version if latest else None)
         self.fields["licence"].initial = "CC-BY-4.0"
