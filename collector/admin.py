@@ -19,6 +19,7 @@ from collector.models import (
     Evaluation,
     Item,
     ItemScore,
+    Release,
     Study,
     Token,
     Vote,
@@ -204,3 +205,12 @@ class EvaluationAdmin(ReadOnlyAdmin):
     list_display = ["name", "study", "status", "progress", "created_at", "finished_at"]
     list_filter = ["status", "study"]
     exclude = ["item_scores", "result"]  # large: the staff pages and downloads show them
+
+
+@admin.register(Release)
+class ReleaseAdmin(ReadOnlyAdmin):
+    """Releases never change: viewable only (the study's Releases page makes them)."""
+
+    list_display = ["slug", "version", "licence", "public", "title", "created_at"]
+    list_filter = ["public", "licence"]
+    exclude = ["card", "leaderboard"]  # large: the release's page shows them

@@ -225,3 +225,15 @@ def test_the_public_page_outlives_the_deleted_study(client, finished):
     client.logout()
     assert client.get(f"/d/{finished.slug}/1.0.0/").status_code == 200
     assert Release.objects.get().study is None
+
+
+def test_the_admin_lists_releases_read_only(client, finished):
+    client.post(f"/staff/{finished.slug}/releases/", form())
+    from django.contrib.auth import get_user_model
+
+    root = get_user_model().objects.create_superuser("root", password="a-long-test-password-1")
+    client.force_login(root)
+    listed = client.get("/admin/collector/release/")
+    assert listed.status_code == 200 and finished.slug in listed.content.decode()
+    release = Release.objects.get()
+    assert client.get(f"/admin/collector/release/{release.pk}/delete/").status_code == 403
