@@ -15,15 +15,17 @@ from collector.models import Ballot, Study
 from collector.participants import retention
 from collector.studies import lifecycle, pooled_fit
 
+# A database hiccup mid-job rolls the job back; retry it rather than wait for the sweep.
+RETRIED = {
+    "acks_late": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 2,
+    "retry_backoff_max": 60,
+    "max_retries": 5,
+}
 
-# A database hiccup mid-close rolls the close back; retry it rather than wait for the sweep.
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+
+@shared_task(**RETRIED)
 def finish_close_job(ballot_id: int) -> str:
     """Finish the close of a ballot that is ``closing`` in the background
     (:func:`lifecycle.finish_close`: its scores, then the next ballot or the ranking)."""
@@ -43,13 +45,7 @@ def remove_expired_identities() -> dict[str, int]:
     return retention.remove_expired()
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+@shared_task(**RETRIED)
 def store_pooled_fit(study_id: int) -> str:
     """Store the pooled Bradley-Terry fit of a study that has just finished (sent by its last
     close, and again by the sweep while it is pending); nothing when it is stored already."""

@@ -86,6 +86,21 @@ class StudyVotes:
         """Indices of the votes of ballot ``index`` (0-based)."""
         return self._by_ballot[index]
 
+    def subset(self, keep: npt.ArrayLike, ballots: int | None = None) -> StudyVotes:
+        """The votes where ``keep`` is true, with the first ``ballots`` ballots' items (default:
+        every ballot's, each keeping its items as they were)."""
+        mask = np.asarray(keep, dtype=bool)
+        return StudyVotes(
+            n_items=self.n_items,
+            ballot=self.ballot[mask],
+            pairs=self.pairs[mask],
+            first_score=self.first_score[mask],
+            voter=self.voter[mask],
+            ballot_items=self.ballot_items if ballots is None else self.ballot_items[:ballots],
+            voter_names=self.voter_names,
+            groups=self.groups,
+        )
+
 
 def rescore(
     votes: StudyVotes,

@@ -79,17 +79,7 @@ def without_voters(votes: StudyVotes, excluded: npt.ArrayLike | None) -> StudyVo
     drop = np.asarray(excluded, dtype=np.int64).reshape(-1)
     if drop.size == 0:
         return votes
-    keep = ~np.isin(votes.voter, drop)
-    return StudyVotes(
-        n_items=votes.n_items,
-        ballot=votes.ballot[keep],
-        pairs=votes.pairs[keep],
-        first_score=votes.first_score[keep],
-        voter=votes.voter[keep],
-        ballot_items=votes.ballot_items,
-        voter_names=votes.voter_names,
-        groups=votes.groups,
-    )
+    return votes.subset(~np.isin(votes.voter, drop))
 
 
 def split_voters(votes: StudyVotes, rng: np.random.Generator) -> tuple[IntArray, IntArray]:

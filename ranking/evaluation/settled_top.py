@@ -94,17 +94,7 @@ def votes_until(votes: StudyVotes, after: int) -> StudyVotes:
         raise ValueError(f"the study has {len(votes.ballot_items)} ballots, not {k}")
     if k == len(votes.ballot_items):
         return votes
-    keep = votes.ballot < k
-    return StudyVotes(
-        n_items=votes.n_items,
-        ballot=votes.ballot[keep],
-        pairs=votes.pairs[keep],
-        first_score=votes.first_score[keep],
-        voter=votes.voter[keep],
-        ballot_items=votes.ballot_items[:k],
-        voter_names=votes.voter_names,
-        groups=votes.groups,
-    )
+    return votes.subset(votes.ballot < k, ballots=k)
 
 
 def survivors(votes: StudyVotes, after: int) -> IntArray:

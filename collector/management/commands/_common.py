@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.access import REFUSED, VIEW
+from collector.access import CHANGE, REFUSED, VIEW
 from collector.audit.trail import Actor, command_actor
 from collector.models import Ballot, Study
+from collector.participants.data import MAX_PLATFORM_ID
 
 
 def add_as_argument(parser) -> None:
@@ -49,6 +50,16 @@ def get_study(slug: str, as_user: str | None = None, perm: str = VIEW) -> Study:
             raise CommandError(f"--as {as_user}: not a member of study {slug}")
         raise CommandError(f"--as {as_user}: {REFUSED[perm]}")
     return study
+
+
+def participant_studies(platform_id: str, slug: str | None, as_user: str | None):
+    """The studies a participant command looks in: ``slug``'s (``--as``: an owner or editor of
+    it) or every study; refuses an empty or over-long platform id."""
+    if not platform_id.strip() or len(platform_id) > MAX_PLATFORM_ID:
+        raise CommandError(f"give a platform id of 1 to {MAX_PLATFORM_ID} characters")
+    if slug is None:
+        return Study.objects.all()
+    return Study.objects.filter(pk=get_study(slug, as_user, CHANGE).pk)
 
 
 def write_lines(command: BaseCommand, lines: Iterable[str], out: str) -> None:

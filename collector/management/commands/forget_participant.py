@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.access import CHANGE
-from collector.management.commands._common import actor, add_as_argument, get_study
+from collector.management.commands._common import (
+    actor,
+    add_as_argument,
+    participant_studies,
+)
 from collector.models import Study
 from collector.participants import data, forgetting, recording
 from collector.studies import rescoring
@@ -28,14 +31,8 @@ class Command(BaseCommand):
         add_as_argument(parser)
 
     def handle(self, *args, platform_id: str, study: str | None, rescore: bool, **options):
-        if not platform_id.strip() or len(platform_id) > data.MAX_PLATFORM_ID:
-            raise CommandError(f"give a platform id of 1 to {data.MAX_PLATFORM_ID} characters")
         who = options["as_user"]
-        studies = (
-            Study.objects.filter(pk=get_study(study, who, CHANGE).pk)
-            if study
-            else Study.objects.all()
-        )
+        studies = participant_studies(platform_id, study, who)
         if not data.find_voters(platform_id, studies).exists():
             raise CommandError("nothing is stored about this platform id")
         done = forgetting.forget_participant(platform_id, studies)

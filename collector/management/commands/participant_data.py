@@ -7,9 +7,12 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.access import CHANGE
-from collector.management.commands._common import actor, add_as_argument, get_study, write_lines
-from collector.models import Study
+from collector.management.commands._common import (
+    actor,
+    add_as_argument,
+    participant_studies,
+    write_lines,
+)
 from collector.participants import data, recording
 
 
@@ -27,14 +30,8 @@ class Command(BaseCommand):
         add_as_argument(parser)
 
     def handle(self, *args, platform_id: str, out: str, study: str | None, **options):
-        if not platform_id.strip() or len(platform_id) > data.MAX_PLATFORM_ID:
-            raise CommandError(f"give a platform id of 1 to {data.MAX_PLATFORM_ID} characters")
         who = options["as_user"]
-        studies = (
-            Study.objects.filter(pk=get_study(study, who, CHANGE).pk)
-            if study
-            else Study.objects.all()
-        )
+        studies = participant_studies(platform_id, study, who)
         stored = data.stored_data(platform_id, studies)
         if not stored["studies"]:
             raise CommandError("nothing is stored about this platform id")
