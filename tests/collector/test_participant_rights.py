@@ -11,15 +11,16 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.apps import apps as django_apps
+from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from collector.models import Ballot, Comparison, ItemScore, Study, Vote, Voter
+from collector.models import AuditEntry, Ballot, Comparison, ItemScore, Study, Vote, Voter
 from collector.participants import retention
-from collector.studies import lifecycle, rescoring
+from collector.studies import lifecycle, members, rescoring
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests import factories
@@ -196,6 +197,37 @@ def test_another_staff_members_participants_are_not_found(client):
     r = client.post("/api/v1/staff/participants/lookup", {}, content_type="application/json")
     assert r.status_code == 400 and r.json()["detail"].startswith("platform_id")
     assert Vote.objects.count() == 1  # nothing deleted
+
+
+def test_a_viewer_of_the_study_finds_and_deletes_nothing_and_an_editors_deletion_is_in_the_trail(
+    client,
+):
+    owner = staff_user(username="owner-of-it")
+    study = factories.make_study(n_items=10, n_ballots=1, cap=20, created_by=owner)
+    _prolific(study, n=2)
+    staff_user(username="vera"), staff_user(username="edgar")
+    members.add_member(study, "vera", "viewer")
+    members.add_member(study, "edgar", "editor")
+    viewer = Client()
+    viewer.force_login(User.objects.get(username="vera"))
+    assert "Nothing is stored" in _lookup(viewer)
+    api = "/api/v1/staff/participants/"
+    forget = {"platform_id": PID, "study": study.slug}
+    assert viewer.post(f"{api}forget", forget, content_type="application/json").status_code == 404
+    assert viewer.post(f"/staff/{study.slug}/rescore/").status_code == 403
+    assert Vote.objects.filter(voter__study=study).count() == 2
+    assert not AuditEntry.objects.filter(action__startswith="participant.").exists()
+    editor = Client()
+    editor.force_login(User.objects.get(username="edgar"))
+    assert editor.post(f"{api}lookup", forget, content_type="application/json").status_code == 200
+    assert editor.post(f"{api}forget", forget, content_type="application/json").status_code == 200
+    assert Vote.objects.filter(voter__study=study).count() == 0
+    trail = AuditEntry.objects.filter(study_slug=study.slug, action__startswith="participant.")
+    assert [(e.action, e.actor) for e in trail.order_by("id")] == [
+        ("participant.export", "edgar"),
+        ("participant.forget", "edgar"),
+    ]
+    assert PID not in json.dumps([e.detail for e in trail])
 
 
 def test_the_commands_write_the_data_and_refuse_an_unknown_id(tmp_path):
