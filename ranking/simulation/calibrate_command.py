@@ -9,6 +9,7 @@ from ..designs import DESIGNS, default_design, get_design
 from ..evaluation.settled_top import DEFAULT_KS, DEFAULT_RESAMPLES, METHODS, OFFSET, SLOPE
 from ..protocol.closing import ESTIMATORS
 from .calibration import CROWDS, calibrate
+from .studies import SimulationSettings
 
 __all__ = ["add_calibrate_parser", "format_calibration", "run_calibrate"]
 
@@ -91,11 +92,13 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
                 ks=ks,
                 design=design,
                 n_items=args.items,
-                m=args.m,
-                alpha=args.alpha,
-                n_ballots=args.ballots,
-                n_voters=args.voters,
-                estimator=args.estimator,
+                settings=SimulationSettings(
+                    m=args.m,
+                    alpha=args.alpha,
+                    n_ballots=args.ballots,
+                    n_voters=args.voters,
+                    estimator=args.estimator,
+                ),
                 resamples=args.resamples,
                 method=args.method,
             )

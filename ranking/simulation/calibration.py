@@ -38,7 +38,7 @@ from ..evaluation.settled_top import (
     calibrated,
     settled_top,
 )
-from ..protocol.closing import Estimator
+from .studies import SimulationSettings
 from .variants import variant_similarity
 from .votes import simulate_study_votes
 
@@ -163,11 +163,7 @@ def calibrate(
     ks: Sequence[int] = DEFAULT_KS,
     design: Design | None = None,
     n_items: int = 990,
-    m: int = 20,
-    alpha: float = 0.5,
-    n_ballots: int = 7,
-    n_voters: int = 100,
-    estimator: Estimator = "rescaled_borda",
+    settings: SimulationSettings | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     ballots: Sequence[int] | None = None,
     progress: Callable[[int], Any] | None = None,
@@ -179,8 +175,11 @@ def calibrate(
     estimate (:func:`ranking.evaluation.settled_top` with ``method``, the shares kept before
     any calibration map so that a map can be checked on them). ``crowd`` is a name of
     :data:`CROWDS`; ``ballots`` (default every ballot) the ballots after which the estimate
-    is checked.
+    is checked. ``settings`` gives ``M``, alpha, the ballots, the voters and the estimator
+    (:class:`SimulationSettings`; its ``crowd`` is replaced by ``crowd``'s, and only the paper's
+    variant is simulated).
     """
+    chosen_settings = settings or SimulationSettings()
     count = check_int(sims, "sims", minimum=1)
     check_int(seed, "seed", minimum=0)
     if crowd not in CROWDS:
@@ -200,11 +199,11 @@ def calibrate(
         _, votes = simulate_study_votes(
             z,
             gen,
-            m=m,
-            alpha=alpha,
-            n_ballots=n_ballots,
-            n_voters=n_voters,
-            estimator=estimator,
+            m=chosen_settings.m,
+            alpha=chosen_settings.alpha,
+            n_ballots=chosen_settings.n_ballots,
+            n_voters=chosen_settings.n_voters,
+            estimator=chosen_settings.estimator,
             crowd=CROWDS[crowd],
             design=chosen,
         )
@@ -219,7 +218,7 @@ def calibrate(
                 ks=wanted,
                 with_survivors=False,
                 resamples=resamples,
-                estimator=estimator,
+                estimator=chosen_settings.estimator,
                 slope=1.0,
                 offset=0.0,
                 method=method,

@@ -20,7 +20,7 @@ from ranking.evaluation.settled_top import (
 )
 from ranking.evaluation.strength_posterior import strength_posterior
 from ranking.simulate import main
-from ranking.simulation import simulate_study_votes, target_similarities
+from ranking.simulation import SimulationSettings, simulate_study_votes, target_similarities
 from ranking.simulation.calibration import calibrate, cell_figures
 
 
@@ -78,7 +78,8 @@ def test_the_posterior_corrects_the_bootstraps_overconfidence_against_the_simula
     figures = {}
     for method in METHODS:
         run = calibrate("exponential", "paper", sims=8, seed=7, ks=(10,), n_items=200,
-                        n_ballots=2, resamples=40, ballots=[1], method=method)  # fmt: skip
+                        settings=SimulationSettings(n_ballots=2), resamples=40, ballots=[1],
+                        method=method)  # fmt: skip
         figures[method] = run.cells()[0]
     assert figures["bootstrap"].bias > 0.1  # the plain bootstrap is overconfident here
     assert abs(figures["posterior"].bias) < 0.05
@@ -138,7 +139,7 @@ def test_cell_figures_of_a_perfect_and_an_overconfident_estimate() -> None:
 
 def test_a_small_calibrate_run_gives_the_tables_fields(capsys: pytest.CaptureFixture[str]) -> None:
     run = calibrate("exponential", "paper", sims=2, seed=5, ks=(5,), n_items=60,
-                    n_ballots=2, resamples=10)  # fmt: skip
+                    settings=SimulationSettings(n_ballots=2), resamples=10)  # fmt: skip
     cells = run.cells()
     assert [(c.k, c.ballot) for c in cells] == [(5, 1), (5, 2)]
     assert all(c.sims == 2 for c in cells)
