@@ -88,6 +88,7 @@ def test_an_upload_answers_at_once_and_the_job_reads_the_file_then_evaluates(cli
     assert stored.read_bytes() == scores_csv(finished, 0.0)
     page = client.get(response["Location"]).content.decode()
     assert "waiting for a worker 0%" in page and "<progress" in page
+    assert "“gold itself” was uploaded: its file is read and checked" in page
     # The worker's job, run here (the browser test runs it through the real worker).
     running.run_evaluation(evaluation.pk)
     evaluation.refresh_from_db()

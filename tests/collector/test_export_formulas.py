@@ -167,7 +167,9 @@ def test_the_json_lines_ranking_keeps_the_tokens_exact_for_tools(client, monkeyp
     assert path.read_text() == text
     gold = ranking.read_gold(path)  # the evaluation tool reads it, tokens exact
     assert gold.format == "study" and set(gold.token_a) | set(gold.token_b) == set(TOKENS)
-    assert gold.ranks.tolist() == [float(r["rank"]) for r in records]
+    by_item = {r["item_id"]: float(r["rank"]) for r in records}  # the reader orders by item_id
+    assert dict(zip(gold.item_ids.tolist(), gold.ranks.tolist(), strict=True)) == by_item
+    assert gold.item_ids.tolist() == sorted(by_item)
     card = client.get("/staff/exact/dataset.json").json()
     assert "ranking.jsonl" in card["files"] and "=" in card["spreadsheet_safety"]
     assert "ranking.jsonl" in client.get("/staff/exact/").content.decode()

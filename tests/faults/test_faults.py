@@ -143,7 +143,12 @@ def test_redis_down_while_voting_goes_on_and_the_ballot_closes_once_redis_is_bac
         v.vote_until_done(never, deadline)
     wait_until(lambda: study_status(pg, study.id) == "finished", 60, "the study to finish")
     _assert_study_finished_exactly(stack, study.id, ledger)
-    assert stack.shell(SWEEP) == {"closed": 0, "requeued": 0, "fits_resent": 0}
+    assert stack.shell(SWEEP) == {
+        "closed": 0,
+        "requeued": 0,
+        "fits_resent": 0,
+        "evaluations_resent": 0,
+    }
     for v in crowd:
         v.close()
 

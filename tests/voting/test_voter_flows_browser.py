@@ -193,7 +193,10 @@ def test_a_prolific_voter_who_declines_gets_the_no_consent_code(live_server, mak
     # auto_redirect: after a few seconds, Prolific with the no-consent code.
     expect(page.get_by_text("Prolific")).to_be_visible(timeout=10_000)
     assert arrived == [PROLIFIC_DONE.format(code=study.no_consent_code)]
-    assert not Voter.objects.exists()
+    # Only the decline is kept (to give the same code on return), under the keyed hash.
+    declined = Voter.objects.get()
+    assert declined.participant == participant_key("pp-7") and declined.declined_at is not None
+    assert not declined.votes.exists()
     assert violations == []
     page.close()
 
@@ -214,7 +217,7 @@ def test_a_stranded_voter_gets_the_partial_code_after_the_set_time(
     page.goto(f"{live_server.url}/s/strand/wait/")
     expect(page.get_by_role("heading", name="No pairs right now")).to_be_visible()
     shot(page, "wait")
-    voter = Voter.objects.get(participant="pp-8")
+    voter = Voter.objects.get(participant=participant_key("pp-8"))
     assert voter.waiting_since is not None
     # Five minutes later (moved in the database, the vote before the wait too): the page's own
     # poll finds the voter stranded.
