@@ -182,7 +182,7 @@ def test_a_refused_uploads_message_is_in_view_beside_the_form(
     page.get_by_role("button", name="Evaluate").click()
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("the file is compressed (gzip): unpack it")
-    # The page opens at the form (#evaluate), not at its top: the message is seen at once.
+    # The page opens at its form (#evaluate), not at its top: the message is seen at once.
     expect(alert).to_be_in_viewport()
     expect(page.get_by_role("button", name="Evaluate")).to_be_in_viewport()
     shot(page, "evaluation-refused-in-view")
