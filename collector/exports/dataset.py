@@ -25,9 +25,10 @@ from django.db.models import Count, Max, Min
 
 from collector.csv_cells import tsv_lines
 from collector.exports.options import Options
-from collector.exports.study_files import CHUNK, ballots_run, gold_scaled
+from collector.exports.study_files import CHUNK, gold_scaled
 from collector.exports.target_files import target_design
 from collector.models import Item, Study, Token, Vote
+from collector.studies.creating import study_plan
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
 
@@ -143,9 +144,7 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "design_options": study_design(study).options,
         "estimator": study.estimator,
         "parameters": {
-            "n_ballots": ballots_run(study),
-            "alpha": study.alpha,
-            "m": study.m,
+            **study_plan(study).run(),
             "seed": study.seed,
             "per_voter_cap": study.per_voter_cap,
             "allow_ties": study.allow_ties,

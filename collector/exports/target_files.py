@@ -155,7 +155,10 @@ def target_design(study: Study) -> dict[str, Any]:
             "median": median(counts) if counts else 0,
             "max": max(counts, default=0),
         },
-        "kinds": {kind: kinds.get(kind, 0) for kind in (*CANDIDATE_KINDS, "")},
+        # Candidates of each kind given (without one: "none"); no kind given at all: null.
+        "kinds": {kind or "none": kinds[kind] for kind in (*CANDIDATE_KINDS, "") if kinds.get(kind)}
+        if any(kinds.get(kind) for kind in CANDIDATE_KINDS)
+        else None,
         "question_template": study.question,
         "comparisons": "comparisons.csv: Avraham & Goldberg's binary comparisons "
         "R>(candidate_1, candidate_2; target), one row per unordered pair of candidates of one "

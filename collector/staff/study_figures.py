@@ -73,6 +73,19 @@ def _figure(title: str, size: tuple[float, float] = (6.4, 4.0)) -> tuple[Any, An
     return fig, ax
 
 
+def _plain_log_axis(axis: Any) -> None:
+    """Label a log axis with plain numbers (2.2, 10, 0.5), not powers of ten (2.2x10^0):
+    matplotlib picks which ticks to label, as for its own labels."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+            return f"{x:,.6g}"
+
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+
+
 def votes_over_time(study: Study) -> StudyFigure | None:
     votes = Vote.objects.filter(ballot__study=study)
     span = votes.aggregate(first=Min("created_at"), last=Max("created_at"))
@@ -183,19 +196,39 @@ def top_items(study: Study) -> StudyFigure | None:
     values = list(scores.values_list("item_id", "ballot__number", field))
     if not values:
         return None
+    label = "Bradley-Terry strength" if field == "strength" else "running mean ybar"
+    if {k for _, k, _ in values} == {1}:  # one ballot: each item's one score, a dot per item
+        return _one_ballot_top(study, top, dict((i, v) for i, _, v in values), label)
     title = f"{study.name}: the top items' scores ballot by ballot"
     fig, ax = _figure(title, (6.4, 4.4))
-    for item_id, _index, label in top:
+    for item_id, _index, name in top:
         mine = sorted((k, v) for i, k, v in values if i == item_id)
-        ax.plot([k for k, _ in mine], [v for _, v in mine], marker="o", ms=3, lw=1, label=label)
+        ax.plot([k for k, _ in mine], [v for _, v in mine], marker="o", ms=3, lw=1, label=name)
     ax.set_xlabel("ballot")
-    ax.set_ylabel("Bradley-Terry strength" if field == "strength" else "running mean ybar")
+    ax.set_ylabel(label)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=6, frameon=False, ncols=2)
     text = (
         f"The {len(top)} best items' {'strengths' if field == 'strength' else 'running means'} "
         f"after each ballot they were in; lines that settle early mark a stable top."
     )
+    return StudyFigure("top-items", title, text, fig)
+
+
+def _one_ballot_top(
+    study: Study, top: list[tuple[int, int, str]], score: dict[int, float], label: str
+) -> StudyFigure:
+    """The top items of a one-ballot study: a dot per item at its score, best first."""
+    shown = [t for t in top if t[0] in score]
+    title = f"{study.name}: the top items' scores (one ballot)"
+    fig, ax = _figure(title, (6.4, 0.9 + 0.3 * len(shown)))
+    y = np.arange(1, len(shown) + 1)
+    ax.plot([score[t[0]] for t in shown], y, "o", ms=5, color="#1f5f99")
+    ax.set_yticks(y, [f"{k}. {t[2]}" for k, t in zip(y, shown, strict=True)], fontsize=8)
+    ax.set_ylim(len(shown) + 0.5, 0.5)
+    ax.grid(axis="x", lw=0.5, alpha=0.5)
+    ax.set_xlabel(label)
+    text = f"The {len(shown)} best items' {label} after the study's one ballot, best first."
     return StudyFigure("top-items", title, text, fig)
 
 
@@ -258,14 +291,15 @@ def response_times(study: Study) -> StudyFigure | None:
     else:
         who = f"all {len(busiest)} voters{timed_only}"
     title = f"{study.name}: response times of {who}"
-    fig, ax = _figure(title, (6.4, 4.2))
+    fig, ax = _figure(title, (6.4, 5.0))
     ax.boxplot([times[v["voter_id"]] for v in busiest], showfliers=False)
     ax.set_yscale("log")
+    _plain_log_axis(ax.yaxis)
     ax.set_xticks(
         range(1, len(busiest) + 1),
         [f"{v['voter__pseudonym']} ({v['n']})" for v in busiest],
         rotation=90,
-        fontsize=6,
+        fontsize=8,
     )
     ax.set_xlabel("voter (votes), most votes first", fontsize=8)
     ax.set_ylabel("seconds per comparison")

@@ -75,6 +75,7 @@ def render_study_page(
         "study": study,
         "progress": progress,
         "plan": planned.text(),
+        "parameters": planned.parameters_text(),
         "design": study_design(study).describe(),
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
         "target_counts": target_counts(planned.targets) if planned.targets is not None else None,

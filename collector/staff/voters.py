@@ -34,6 +34,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from threadpoolctl import threadpool_limits
 
 import ranking
 from collector.access import CHANGE, get_study, staff_required
@@ -51,6 +52,7 @@ CSV_HEADER = [
     "failed_checks", "excluded", "excluded_reason", "voided",
 ]  # fmt: skip
 FLAGS = ("speeder", "straight_liner", "low_agreement", "failed_checks")
+FLAG_NAMES = {f: f.replace("_", " ") for f in FLAGS} | {"straight_liner": "straight-liner"}
 
 
 class Thresholds(forms.Form):
@@ -114,11 +116,14 @@ def voter_table(study: Study, thresholds: dict[str, Any]) -> dict[str, Any]:
     }
     q = None
     if votes.voter.size:
-        q = ranking.crowd.voter_quality(
-            study.items.count(), votes.pairs, votes.first_score, votes.voter, votes.response_ms,
-            speeder_ms=thresholds["speeder_ms"], run_length=thresholds["run_length"],
-            min_agreement=thresholds["min_agreement"], consensus=~votes.excluded,
-        )  # fmt: skip
+        # Many small solves: BLAS threads would only contend with each other and the web node.
+        with threadpool_limits(limits=1, user_api="blas"):
+            q = ranking.crowd.voter_quality(
+                study.items.count(), votes.pairs, votes.first_score, votes.voter,
+                votes.response_ms, speeder_ms=thresholds["speeder_ms"],
+                run_length=thresholds["run_length"], min_agreement=thresholds["min_agreement"],
+                consensus=~votes.excluded,
+            )  # fmt: skip
     figures: dict[int, dict[str, Any]] = {}
     if q is not None:
         for k, v in enumerate(q.voters):
@@ -188,6 +193,23 @@ def flagged(row: dict[str, Any]) -> bool:
     return any(row[f] for f in FLAGS)
 
 
+def _fixed(value: float | None, digits: int, unit: str = "") -> str:
+    return "" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def page_cells(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's cells as the page shows them, formatted here once (a template filter per cell
+    costs more than the figures at a thousand voters)."""
+    return {
+        **row,
+        "median_text": _fixed(row["median_response_ms"], 0, " ms"),
+        "tie_text": _fixed(row["tie_rate"], 2),
+        "left_text": _fixed(row["left_share"], 2),
+        "agreement_text": _fixed(row["agreement"], 2),
+        "flag_names": [FLAG_NAMES[f] for f in FLAGS if row[f]],
+    }
+
+
 @staff_required
 def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study(request, slug)
@@ -200,6 +222,8 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "study": study, "form": form, "found": found, "flagged": n_flagged,
         "excluded": excluded, "query": request.GET.urlencode(), **table,
+        "rows": [page_cells(r) for r in table["rows"]],
+        "voters_url": reverse("staff-voters", kwargs={"slug": study.slug}),
     }  # fmt: skip
     return render(request, "staff/voters.html", context)
 

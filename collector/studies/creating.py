@@ -84,6 +84,31 @@ class Plan:
         """``(N(k), M_k, comparisons)`` of every ballot."""
         return [(p.n_items, p.nominal_m, p.comparisons) for p in self.driver.schedule]
 
+    def run(self) -> dict[str, Any]:
+        """What the study really runs: ``n_ballots``, ``alpha`` and ``m`` (an int, or
+        ``{"min", "max"}`` when the targets of a one-ballot target study differ), and for a
+        one-ballot design ``budget_of``, the adaptive plan whose budget its one ballot spends."""
+        low = min(int(p.m.min()) for p in self.driver.schedule)
+        high = max(int(p.m.max()) for p in self.driver.schedule)
+        p = self.budget
+        if self.driver.n_ballots > 1:
+            return {"n_ballots": self.driver.n_ballots, "alpha": p.alpha, "m": high}
+        m: int | dict[str, int] = low if low == high else {"min": low, "max": high}
+        budget = {"n_ballots": p.n_ballots, "alpha": p.alpha, "m": p.m}
+        return {"n_ballots": 1, "alpha": None, "m": m, "budget_of": budget}
+
+    def parameters_text(self) -> str:
+        """:meth:`run` in words, as the study's pages name its parameters."""
+        run = self.run()
+        m = run["m"] if isinstance(run["m"], int) else f"{run['m']['min']}–{run['m']['max']}"
+        if "budget_of" not in run:
+            return f"n_b = {run['n_ballots']}, alpha = {run['alpha']:g}, M = {m}"
+        b = run["budget_of"]
+        return (
+            f"1 ballot, M = {m} (the budget of n_b = {b['n_ballots']}, alpha = {b['alpha']:g}, "
+            f"M = {b['m']})"
+        )
+
     @property
     def warnings(self) -> list[str]:
         """The Section 2.7 warnings, for designs that run several ballots (per target size in

@@ -3,7 +3,9 @@
 For a study's answered comparisons, :func:`voter_quality` gives every voter's number of votes,
 median response time, tie rate, share of left answers, longest run of answers on the same side,
 and agreement with the consensus: the share of their (non-tie) votes that a pooled
-Bradley-Terry fit of *everyone else's* votes predicts (leave-one-voter-out, ties left out).
+Bradley-Terry fit of *everyone else's* votes predicts (leave-one-voter-out, ties left out;
+each voter's fit is one Newton step from the pooled fit, exact up to second order, so the
+figures cost one fit and one dense inverse of its Hessian whatever the crowd's size).
 Flags mark speeders (median response under a threshold), straight-liners (a run of the same
 side at least so long) and low agreement. :func:`answer_patterns` gives the figures that need no
 fit (votes, median response time, longest run) on their own, for a whole study at once, and
@@ -36,7 +38,9 @@ __all__ = [
     "voter_quality",
 ]
 
-LEAVE_ONE_OUT_MAX_VOTERS = 200  # beyond: one pooled fit predicts everyone (a fit per voter)
+# Beyond this many compared items one pooled fit predicts everyone (leave-one-voter-out needs the
+# inverse of the fit's Hessian, a dense matrix of this size squared).
+LEAVE_ONE_OUT_MAX_ITEMS = 2000
 # The flags' default thresholds (the staff's voter table starts from them).
 SPEEDER_MS = 1500.0  # a median response under this flags a speeder
 RUN_LENGTH = 15  # this many answers on the same side in a row flag a straight-liner
@@ -62,7 +66,8 @@ class VoterQuality:
         no such vote, or items nobody else compared).
     speeder, straight_liner, low_agreement : numpy.ndarray of bool
     leave_one_out : bool
-        False when the crowd was too large and one pooled fit predicted every voter.
+        False when the study was too large (over ``LEAVE_ONE_OUT_MAX_ITEMS`` compared items) and
+        one pooled fit predicted every voter.
     """
 
     voters: IntArray
@@ -335,28 +340,23 @@ def voter_quality(
     left = np.bincount(index, (scores == 1.0) * 1.0, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         left_share = np.where(decided > 0, left / decided, np.nan)
-    order = np.argsort(index, kind="stable")
-    bounds = np.searchsorted(index[order], np.arange(k + 1))
-    agreement = np.full(k, np.nan)
-    predictable = np.zeros(k, dtype=np.int64)
-    leave_one_out = k <= LEAVE_ONE_OUT_MAX_VOTERS
     pooled = bradley_terry(n, pair_ids[trusted], scores[trusted], alpha=alpha)
-    for v in range(k):
-        mine = order[bounds[v] : bounds[v + 1]]
-        if leave_one_out and k > 1:
-            others = trusted.copy()
-            others[mine] = False
-            fit = bradley_terry(
-                n, pair_ids[others], scores[others], alpha=alpha, initial_strength=pooled
-            )
-        else:
-            fit = pooled
-        d = fit[pair_ids[mine, 0]] - fit[pair_ids[mine, 1]]
-        usable = ~ties[mine] & np.isfinite(d) & (d != 0)
-        predictable[v] = int(usable.sum())
-        if predictable[v]:
-            agreed = (d[usable] > 0) == (scores[mine][usable] == 1.0)
-            agreement[v] = float(agreed.mean())
+    compared = np.flatnonzero(np.isfinite(pooled))
+    leave_one_out = compared.size <= LEAVE_ONE_OUT_MAX_ITEMS
+    shift = (
+        _left_out_shifts(pooled, compared, pair_ids, scores, trusted, index, k, alpha)
+        if leave_one_out and k > 1
+        else None
+    )
+    d = pooled[pair_ids[:, 0]] - pooled[pair_ids[:, 1]]
+    if shift is not None:
+        d = d + shift
+    with np.errstate(invalid="ignore"):
+        usable = ~ties & np.isfinite(d) & (d != 0)
+    agreed = usable & ((d > 0) == (scores == 1.0))
+    predictable = np.bincount(index, usable, k).astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        agreement = np.where(predictable > 0, np.bincount(index, agreed, k) / predictable, np.nan)
     speeder, straight_liner = speed_flags(
         median_ms, longest, speeder_ms=speeder_ms, run_length=run_length
     )
@@ -373,6 +373,104 @@ def voter_quality(
         low_agreement=(predictable >= 10) & (agreement < min_agreement),
         leave_one_out=leave_one_out,
     )
+
+
+def _left_out_shifts(
+    pooled: FloatArray,
+    compared: IntArray,
+    pair_ids: IntArray,
+    scores: FloatArray,
+    trusted: npt.NDArray[np.bool_],
+    index: IntArray,
+    k: int,
+    alpha: float,
+) -> FloatArray:
+    """Every vote's change of ``t_a - t_b`` when its voter's votes leave the pooled fit.
+
+    One Newton step from the pooled optimum ``t`` on the fit without voter ``v``: with ``H`` the
+    Hessian of the pooled negative log-likelihood (:func:`ranking.bradley_terry`'s), ``g`` the
+    gradient of ``v``'s own terms (``sum_p (s_p - sigma(d_p)) (e_a - e_b)``) and ``A`` their
+    curvature on the items ``S`` they compare, the left-out fit is ``t - H_v^-1 g`` with
+    ``H_v = H - A``, and by Woodbury ``H_v^-1 g = H^-1[:, S] (I - A H^-1[S, S])^-1 g_S``: one
+    dense inverse of ``H`` for the study, a small solve per voter. Items only ``v`` compared leave
+    the fit (NaN), as they would leave a refit.
+    """
+    from scipy.linalg import lapack
+    from scipy.special import expit, logsumexp
+
+    size = compared.size
+    local = np.full(pooled.size, -1, dtype=np.int64)
+    local[compared] = np.arange(size)
+    t = pooled[compared]
+    params = t + np.log(size) - logsumexp(t)  # the fit's own parameters: mean exp(t) is 1
+    first, second = local[pair_ids[trusted, 0]], local[pair_ids[trusted, 1]]
+    p = expit(params[first] - params[second])
+    weight, residual = p * (1.0 - p), scores[trusted] - p
+    cells = size * size
+    hessian = (
+        np.bincount(first * size + first, weight, cells)
+        + np.bincount(second * size + second, weight, cells)
+        - np.bincount(first * size + second, weight, cells)
+        - np.bincount(second * size + first, weight, cells)
+    ).reshape(size, size)
+    hessian[np.diag_indices(size)] += alpha * np.exp(params)
+    factor, info = lapack.dpotrf(hessian, lower=True)  # positive definite: the regulariser
+    inverse, info_inverse = lapack.dpotri(factor, lower=True)  # its lower triangle
+    if info or info_inverse:
+        raise np.linalg.LinAlgError("the Bradley-Terry Hessian is not positive definite")
+    inverse = np.tril(inverse) + np.tril(inverse, -1).T
+    counts = np.bincount(first, minlength=size) + np.bincount(second, minlength=size)
+    owner = index[trusted]
+    # Each voter's items S (their trusted votes' items): (voter, item) keys, sorted.
+    keys, own = np.unique(
+        np.concatenate([owner * size + first, owner * size + second]), return_counts=True
+    )
+    whose = keys // size
+    n_items = np.bincount(whose, minlength=k)
+    starts = np.cumsum(n_items) - n_items
+    la, lb = local[pair_ids[:, 0]], local[pair_ids[:, 1]]
+    known = (la >= 0) & (lb >= 0)  # an item no trusted vote compared has no strength anyway
+    shift = np.zeros(pair_ids.shape[0])
+    # Items only the vote's voter compared leave that voter's fit.
+    for end in (la, lb):
+        key = index * size + end
+        at = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+        mine = np.where(keys[at] == key, own[at], 0)
+        shift[known & (mine == counts[np.maximum(end, 0)])] = np.nan
+    # Voters in groups of like size (items padded to a multiple of 8): batched small solves.
+    width = 8 * np.maximum(1, -(-n_items // 8))
+    for w in np.unique(width[n_items > 0]):
+        group = np.flatnonzero((width == w) & (n_items > 0))
+        slot = np.full(k, -1, dtype=np.int64)
+        slot[group] = np.arange(group.size)
+        columns = np.arange(w)
+        padded = columns < n_items[group, None]
+        items = keys[np.minimum(starts[group, None] + columns, keys.size - 1)] % size
+        items[~padded] = 0
+        block = inverse[items[:, :, None], items[:, None, :]] * (
+            padded[:, :, None] & padded[:, None, :]
+        )
+        rows = np.flatnonzero(slot[owner] >= 0)
+        at = slot[owner[rows]]
+        pa = np.searchsorted(keys, owner[rows] * size + first[rows]) - starts[owner[rows]]
+        pb = np.searchsorted(keys, owner[rows] * size + second[rows]) - starts[owner[rows]]
+        cells = group.size * w * w
+        curvature = (
+            np.bincount(at * w * w + pa * w + pa, weight[rows], cells)
+            + np.bincount(at * w * w + pb * w + pb, weight[rows], cells)
+            - np.bincount(at * w * w + pa * w + pb, weight[rows], cells)
+            - np.bincount(at * w * w + pb * w + pa, weight[rows], cells)
+        ).reshape(group.size, w, w)
+        g = (
+            np.bincount(at * w + pa, residual[rows], group.size * w)
+            - np.bincount(at * w + pb, residual[rows], group.size * w)
+        ).reshape(group.size, w)
+        y = np.linalg.solve(np.eye(w) - curvature @ block, g[:, :, None])[:, :, 0]
+        votes = np.flatnonzero(known & (slot[index] >= 0) & np.isfinite(shift))
+        at = slot[index[votes]]
+        spread = inverse[la[votes, None], items[at]] - inverse[lb[votes, None], items[at]]
+        shift[votes] = -np.einsum("ps,ps->p", spread, y[at])
+    return shift
 
 
 def position_bias(first_score: npt.ArrayLike, level: float = 0.95) -> dict[str, float | int]:

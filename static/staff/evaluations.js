@@ -3,6 +3,10 @@
 // or the model's page then shows the figures, or the reason a file was refused).
 (function () {
   "use strict";
+  // A refused upload: the study page opens at its form (#evaluate), the message in view. (Not a
+  // fragment in the form's action: the browser would carry it to the model's page on success.)
+  var heading = document.getElementById("evaluate");
+  if (heading && document.querySelector("#evaluate ~ .errors[role=alert]")) heading.scrollIntoView();
   var script = document.getElementById("evaluations-script");
   var url = script && script.dataset.statusUrl;
   if (!url || !document.querySelector("[data-evaluation] progress")) return;

@@ -12,6 +12,9 @@
   rate.value = window.localStorage.getItem(KEY) || "";
 
   function fixed(x, digits) { return x === null || x === undefined ? "?" : Number(x).toFixed(digits); }
+  // Whole numbers as the study's other pages write them (9,900), and a word for one or many.
+  function count(n) { return n === null || n === undefined ? "?" : Number(n).toLocaleString("en-US"); }
+  function many(n, one, other) { return count(n) + " " + (n === 1 ? one : (other || one + "s")); }
 
   function show(data) {
     data.ballots.forEach(function (b) {
@@ -20,14 +23,14 @@
       var bar = cell.querySelector("progress");
       bar.max = Math.max(b.total, 1);
       bar.value = b.answered;
-      cell.querySelector(".count").textContent = b.answered + " / " + b.total;
+      cell.querySelector(".count").textContent = count(b.answered) + " / " + count(b.total);
     });
     var open = data.ballots.filter(function (b) { return b.number === data.open_ballot; })[0];
     if (open) {
-      ballotText.textContent = "Ballot " + open.number + ": " + open.answered + " of " + open.total +
-        " comparisons answered, " + open.leased + " in voters' hands; " + fixed(open.votes_per_minute, 1) +
-        " votes a minute from " + open.active_voters + " active voters over the last 5 minutes" +
-        (open.minutes_left === null ? "." : "; about " + Math.ceil(open.minutes_left) + " minutes left at this rate.");
+      ballotText.textContent = "Ballot " + open.number + ": " + count(open.answered) + " of " + count(open.total) +
+        " comparisons answered, " + count(open.leased) + " in voters' hands; " + fixed(open.votes_per_minute, 1) +
+        " votes a minute from " + many(open.active_voters, "active voter") + " over the last 5 minutes" +
+        (open.minutes_left === null ? "." : "; about " + many(Math.max(1, Math.ceil(open.minutes_left)), "minute") + " left at this rate.");
     } else {
       ballotText.textContent = "No ballot is open.";
     }
@@ -35,19 +38,19 @@
     var pace = p.pace;
     var basis;
     if (pace.settled) {
-      basis = "the median of " + pace.trusted_voters + " trusted voters' median response times";
+      basis = "the median of " + many(pace.trusted_voters, "trusted voter's", "trusted voters'") + " median response times";
     } else if (pace.measured_seconds !== null && pace.measured_seconds > pace.floor_seconds) {
-      basis = "the median of " + pace.trusted_voters + " trusted voters' median response times; never under the planning floor of " +
-        fixed(pace.floor_seconds, 1) + " s until " + pace.min_trusted_voters + " trusted voters have answered";
+      basis = "the median of " + many(pace.trusted_voters, "trusted voter's", "trusted voters'") + " median response times; never under the planning floor of " +
+        fixed(pace.floor_seconds, 1) + " s until " + many(pace.min_trusted_voters, "trusted voter has", "trusted voters have") + " answered";
     } else {
-      basis = "the planning floor, kept until " + pace.min_trusted_voters + " trusted voters have answered (" + pace.trusted_voters +
+      basis = "the planning floor, kept until " + many(pace.min_trusted_voters, "trusted voter has", "trusted voters have") + " answered (" + count(pace.trusted_voters) +
         " so far" + (pace.measured_seconds === null ? "" : ", their median " + fixed(pace.measured_seconds, 1) + " s") + ")";
     }
     if (pace.left_out_voters) {
-      basis += "; " + pace.left_out_voters + " flagged or excluded voter" + (pace.left_out_voters === 1 ? "" : "s") + " left out";
+      basis += "; " + many(pace.left_out_voters, "flagged or excluded voter") + " left out";
     }
     var text = "Time per comparison: " + fixed(p.seconds_per_comparison, 1) + " s (" + basis + "). Still to answer: " +
-      p.comparisons_left + " comparisons, about " + fixed(p.person_hours_left, 1) + " person-hours (the whole plan: " +
+      many(p.comparisons_left, "comparison") + ", about " + fixed(p.person_hours_left, 1) + " person-hours (the whole plan: " +
       fixed(p.planned_person_hours, 1) + " at this pace)";
     if (p.cost_left !== undefined) {
       text += "; at " + fixed(p.hourly_rate, 2) + " an hour, about " + fixed(p.cost_left, 2) + " still to pay (the whole plan: " + fixed(p.planned_cost, 2) + ")";

@@ -250,3 +250,22 @@ def test_a_plan_names_its_design_and_one_ballot_designs_spend_the_adaptive_budge
     assert [b[0] for b in swiss.ballots] == [990, 495, 248, 124, 62, 31, 16]
     with pytest.raises(lifecycle.LifecycleError, match="window must be at least 3"):
         creating.plan(990, 7, 0.5, 20, "swiss", {"window": 1})
+
+
+def test_a_round_robin_studys_page_and_card_give_its_one_ballot_and_its_m(monkeypatch, client):
+    study = make_study(n_tokens=8, n_ballots=3, m=4, design="round_robin", auto_open=True,
+                       created_by=staff_user(client))  # fmt: skip
+    # 28 items, the budget of n_b = 3, alpha = 0.5, M = 4: one ballot of M = 7.
+    assert creating.study_plan(study).ballots == [(28, 7, 98)]
+    status = "1 ballot, M = 7 (the budget of n_b = 3, alpha = 0.5, M = 4)</span>, seed = 11"
+    assert (
+        '<span id="study-parameters">' + status
+        in client.get(f"/staff/{study.slug}/").content.decode()
+    )
+    finish_in_process(study, monkeypatch)
+    parameters = client.get(f"/staff/{study.slug}/dataset.json").json()["parameters"]
+    assert parameters["n_ballots"] == 1 and parameters["m"] == 7 and parameters["alpha"] is None
+    assert parameters["budget_of"] == {"n_ballots": 3, "alpha": 0.5, "m": 4}
+    adaptive = make_study(n_tokens=8, n_ballots=3, m=4, created_by=study.created_by)
+    page = client.get(f"/staff/{adaptive.slug}/").content.decode()
+    assert '<span id="study-parameters">n_b = 3, alpha = 0.5, M = 4</span>, seed = 11' in page

@@ -164,3 +164,27 @@ def test_an_upload_answers_at_once_and_its_page_follows_the_reading_then_shows_t
     expect(rows.nth(1)).to_contain_text("nan.csv, line 2")
     shot(page, "evaluation-leaderboard-with-a-refusal")
     context.close()
+
+
+def test_a_refused_uploads_message_is_in_view_beside_the_form(
+    live_server, browser, monkeypatch, tmp_path
+):
+    owner = staff_user()
+    finished_study(monkeypatch, created_by=owner, slug="refused")
+    context = logged_in(browser, live_server.url, owner, width=1280, height=900)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/staff/refused/")
+    bomb = tmp_path / "vectors.bin.gz"
+    bomb.write_bytes(gzip_bomb())
+    page.get_by_label("Name").fill("packed")
+    page.get_by_label("File holds").select_option("vectors")
+    page.get_by_label("Scores or vectors file").set_input_files(str(bomb))
+    page.get_by_role("button", name="Evaluate").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("the file is compressed (gzip): unpack it")
+    # The page opens at its form (#evaluate), not at its top: the message is seen at once.
+    expect(alert).to_be_in_viewport()
+    expect(page.get_by_role("button", name="Evaluate")).to_be_in_viewport()
+    shot(page, "evaluation-refused-in-view")
+    assert not Evaluation.objects.exists()
+    context.close()

@@ -93,3 +93,33 @@ def test_the_live_figures_and_the_interim_ranking_come_as_csv(client, owner, mon
     header, rows = read_csv(b"".join(client.get("/staff/csv/interim.csv")).decode())
     assert header == ["rank", "item_id", "area", "token_a", "token_b", "score"]
     assert rows[0]["rank"] == "1" and float(rows[0]["score"]) >= float(rows[-1]["score"])
+
+
+@pytest.mark.browser
+def test_the_live_figures_write_thousands_as_the_page_does_and_one_minute(
+    live_server, browser, owner
+):
+    study = make_study(created_by=owner, slug="big", n_items=500, m=4)  # 1,000 comparisons
+    vote_some(study, 1, response_ms=2500)
+    client = Client()
+    client.force_login(owner)
+    assert '<span class="count">1 / 1,000</span>' in client.get("/staff/big/").content.decode()
+    data = client.get("/staff/big/live.json").json()
+    context = browser.new_context()
+    context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}/staff/big/")
+    ballot = page.locator("#live-ballot")
+    expect(ballot).to_contain_text("1 of 1,000 comparisons answered")
+    expect(ballot).to_contain_text("from 1 active voter over the last 5 minutes")
+    expect(page.locator('td[data-ballot="1"] .count')).to_have_text("1 / 1,000")
+    # Less than a minute left at this rate: "about 1 minute", not "1 minutes".
+    data["ballots"][0].update(answered=9_899, total=9_900, minutes_left=0.4)
+    page.route("**/live.json*", lambda route: route.fulfill(json=data))
+    page.reload()
+    expect(ballot).to_contain_text("9,899 of 9,900 comparisons answered")
+    expect(ballot).to_contain_text("about 1 minute left at this rate.")
+    shot(page, "study-live-thousands")
+    context.close()

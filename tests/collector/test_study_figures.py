@@ -111,3 +111,47 @@ def test_the_response_times_plot_the_most_active_timed_voters_and_say_how_many(m
     figure = study_figures.response_times(study)
     assert figure.title.endswith("response times of all 5 voters with response times")
     assert len(figure.figure.axes[0].get_xticklabels()) == 5
+
+
+def drawn_labels(axis) -> list[str]:
+    """An axis's tick labels as drawn (matplotlib formats them when the figure is drawn)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(axis.get_figure(root=True)).draw()
+    ticks = axis.get_ticklabels() + axis.get_ticklabels(minor=True)
+    return [t.get_text() for t in ticks if t.get_text()]
+
+
+def test_the_response_times_axis_reads_plain_seconds_and_its_voters_are_legible(monkeypatch):
+    from collector.models import Voter
+    from collector.voting import store
+
+    study = make_study(n_tokens=12, m=6, slug="narrow")
+    # Every time between 1.9 s and 2.5 s: matplotlib would write 2.2x10^0 on a log axis.
+    for k in range(3):
+        voter = Voter.objects.create(study=study, participant=f"q{k}", source="participant")
+        for j in range(4):
+            comparison = store.next_comparison(voter)
+            store.record_vote(voter, comparison.pk, "left", response_ms=1900 + 150 * j + 10 * k)
+    figure = study_figures.response_times(study)
+    assert figure is not None
+    ax = figure.figure.axes[0]
+    seconds = drawn_labels(ax.yaxis)
+    assert seconds and all(float(s) for s in seconds), seconds  # "2.2", not "$2.2\\times10^0$"
+    assert {"2", "2.2", "2.4"} <= set(seconds)
+    assert all(t.get_fontsize() >= 8 for t in ax.get_xticklabels())
+
+
+def test_a_one_ballot_studys_top_items_are_a_dot_each_best_first(monkeypatch, client):
+    study = finished_study(monkeypatch, n_ballots=3, design="round_robin", slug="rr",
+                           created_by=staff_user(client))  # fmt: skip
+    figure = study_figures.top_items(study)
+    assert figure is not None and figure.title.endswith("the top items' scores (one ballot)")
+    ax = figure.figure.axes[0]
+    (dots,) = ax.get_lines()
+    top = study.items.order_by("final_rank")[: study_figures.TOP_ITEMS]
+    names = [f"{k}. {i.token_a.text} – {i.token_b.text}" for k, i in enumerate(top, 1)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == names
+    scores = list(dots.get_xdata())
+    assert len(scores) == len(names) and scores == sorted(scores, reverse=True)
+    assert list(dots.get_ydata()) == list(range(1, len(names) + 1))

@@ -234,7 +234,7 @@ def test_the_dataset_card_describes_the_target_design(client, targets):
     design = card["target_design"]
     assert card["study_kind"] == "targets" and design["targets"] == 4
     assert design["candidates_per_target"] == {"min": 4, "median": 7.5, "max": 12}
-    assert design["kinds"] == {"positive": 4, "distractor": 23, "random": 4, "": 0}
+    assert design["kinds"] == {"positive": 4, "distractor": 23, "random": 4}
     assert design["question_template"] == targets.question and "{target}" in targets.question
     assert design["per_target"][0] == {"target": "target 00", "candidates": 6}
     assert {"comparisons.csv", "gold-grouped.csv"} <= set(card["files"])

@@ -8,8 +8,11 @@ import pytest
 from collector.models import Vote, Voter
 from collector.voting.participant_ids import participant_key
 from tests.collector.helpers import finished_study, read_csv, staff_user
+from tests.factories import answer, make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+QUERIES = 10  # the page's queries, whatever the number of voters
 
 
 @pytest.fixture
@@ -54,3 +57,15 @@ def test_bad_thresholds_fall_back_to_the_defaults_with_an_error(client, study):
     response = client.get("/staff/crowd/voters/?speeder_ms=-5&min_agreement=7")
     assert response.status_code == 200
     assert "Ensure this value is greater than or equal to 0" in response.content.decode()
+
+
+def test_the_voter_pages_queries_do_not_grow_with_its_voters(client, django_assert_max_num_queries):
+    study = make_study(created_by=staff_user(client), n_items=200, m=4, cap=10_000)
+    crowd: list[Voter] = []
+    for size in (4, 120):
+        while len(crowd) < size:
+            crowd.append(Voter.objects.create(study=study))
+            answer(crowd[-1], 3, response_ms=2500)
+        with django_assert_max_num_queries(QUERIES):
+            page = client.get(f"/staff/{study.slug}/voters/").content.decode()
+        assert page.count('<th scope="row">v-') == size

@@ -126,3 +126,45 @@ def test_answer_patterns_refuse_arrays_of_other_lengths_or_answers():
         answer_patterns([1, 2], [1.0])
     with pytest.raises(ValueError, match="0.0, 0.5 or 1.0"):
         answer_patterns([1], [0.7])
+
+
+def test_agreement_is_measured_against_fits_that_leave_each_voter_out():
+    n, pairs, scores, voters, times = crowd_votes()
+    q = voter_quality(n, pairs, scores, voters, times)
+    pooled = bradley_terry(n, pairs, scores)
+    exact = []
+    for voter in range(24):
+        mine = voters == voter
+        fit = bradley_terry(n, pairs[~mine], scores[~mine], initial_strength=pooled)
+        d = fit[pairs[mine, 0]] - fit[pairs[mine, 1]]
+        usable = (scores[mine] != 0.5) & (d != 0)
+        exact.append(np.mean((d[usable] > 0) == (scores[mine][usable] == 1.0)))
+    # One Newton step from the pooled fit: 23 of 24 voters exactly; voter 2 has a pair (asked
+    # three times) that the refit puts 0.0016 apart and the step 0.0006 the other way.
+    assert np.sum(q.agreement == np.array(exact)) == 23
+    assert q.agreement == pytest.approx(exact, abs=3 / 60 + 1e-9)
+
+
+def test_an_item_only_one_voter_compared_leaves_that_voters_fit():
+    n, pairs, scores, voters, times = crowd_votes()
+    # Item 40 is new and only voter 0 compares it: a refit without voter 0 has no strength for it.
+    pairs = np.vstack([pairs, [[40, 0], [40, 1]]])
+    scores, voters = np.append(scores, [1.0, 1.0]), np.append(voters, [0, 0])
+    q = voter_quality(n + 1, pairs, scores, voters, np.append(times, [4000, 4000]))
+    everyone_else = voter_quality(n, pairs[:-2], scores[:-2], voters[:-2], times)
+    assert q.agreement[0] == pytest.approx(everyone_else.agreement[0], abs=0.02)
+    assert q.leave_one_out
+
+
+def test_a_large_study_predicts_everyone_with_one_pooled_fit(monkeypatch):
+    from ranking.crowd import quality
+
+    n, pairs, scores, voters, times = crowd_votes()
+    monkeypatch.setattr(quality, "LEAVE_ONE_OUT_MAX_ITEMS", n - 1)
+    q = voter_quality(n, pairs, scores, voters, times)
+    pooled = bradley_terry(n, pairs, scores)
+    mine = voters == 2
+    d = pooled[pairs[mine, 0]] - pooled[pairs[mine, 1]]
+    usable = (scores[mine] != 0.5) & (d != 0)
+    assert not q.leave_one_out
+    assert q.agreement[2] == np.mean((d[usable] > 0) == (scores[mine][usable] == 1.0))
