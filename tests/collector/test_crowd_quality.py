@@ -69,7 +69,7 @@ def test_the_ballot_table_counts_the_voided_votes_the_exclusion_reported(client,
     page = client.get("/staff/run/").content.decode()
     table = page[page.index("<h2>Ballots</h2>") : page.index("<h2>Exports</h2>")]
     assert "Votes voided<br><small>(voters excluded)</small>" in table
-    assert "Unanswered<br><small>(closed early)</small>" in table
+    assert "Unanswered<br><small>(closed early or votes withdrawn)</small>" in table
     cells = [c.split("</td>")[0].strip() for c in table.split("<tbody>")[1].split("<td")[1:]]
     # Ballot, status, items, M, answered / total, votes voided, unanswered at an early close.
     assert cells[:4] == [">1", ">Open", ">28", ">4"] and cells[5:7] == [">6", ">0"]
