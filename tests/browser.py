@@ -1,4 +1,5 @@
-"""Fixtures for the tests that drive Debian's Chromium through Playwright."""
+"""Fixtures for the tests that drive Debian's Chromium through Playwright. Every page they visit
+is audited for accessibility (tests/axe_audit.py): a violation fails the test."""
 
 from __future__ import annotations
 
@@ -9,7 +10,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
-__all__ = ["CHROMIUM_ARGS", "browser", "logged_in", "orm_beside_playwright_loop", "shot"]
+from tests.axe_audit import audit, audited, axe_audit
+
+__all__ = [
+    "CHROMIUM_ARGS",
+    "audit",
+    "axe_audit",
+    "browser",
+    "logged_in",
+    "orm_beside_playwright_loop",
+    "shot",
+    "stand_in",
+]
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -38,7 +50,8 @@ def browser(orm_beside_playwright_loop: None) -> Iterator[Browser]:
         b = p.chromium.launch(
             executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
         )
-        yield b
+        with audited():
+            yield b
         b.close()
 
 
@@ -47,6 +60,14 @@ def shot(page, name: str) -> None:
     folder = os.environ.get("SCREENSHOT_DIR")
     if folder:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+def stand_in(body: str, title: str = "Elsewhere") -> str:
+    """A whole page of another site for a test's route (it is audited like any page)."""
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"</head><body><main>{body}</main></body></html>"
+    )
 
 
 def logged_in(

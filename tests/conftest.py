@@ -24,7 +24,7 @@ from django.core.servers.basehttp import WSGIServer
 from hypothesis import settings as hypothesis_settings
 from kombu import Queue
 
-from tests.browser import browser, orm_beside_playwright_loop  # noqa: F401  (fixtures)
+from tests.browser import axe_audit, browser, orm_beside_playwright_loop  # noqa: F401  (fixtures)
 from tests.pgbouncer import pgbouncer, through_pgbouncer  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -60,6 +60,7 @@ OTHER_VARIABLES: dict[str, tuple[str, str]] = {
     "EMBEDDED_PG_DIR": ("config/embedded_postgres.py", "the embedded PostgreSQL, before Django"),
     "DJANGO_SETTINGS_MODULE": ("manage.py", "Django's own: which settings module"),
     "REQUIRE_REAL_STACK": ("tests/conftest.py", "the test suite's: fail without the real stack"),
+    "AXE_REPORT": ("tests/axe_audit.py", "the browser tests' accessibility audit: its report"),
 }
 
 

@@ -18,8 +18,9 @@ Where the code goes (:func:`way_out`, the one place that decides it):
   the placeholder replaced by that outcome's code (``https://app.prolific.com/submissions/
   complete?cc={code}``); without the placeholder the URL is the destination of ``complete``
   alone, and the other outcomes show their code only;
-- with ``Study.auto_redirect`` the page sends the voter on by itself after a few seconds, except
-  for ``partial``: a stranded voter may still prefer to wait for more pairs.
+- with ``Study.auto_redirect`` the page sends the voter on by itself after
+  :data:`AUTO_REDIRECT_SECONDS`, with a visible countdown they can stop, except for ``partial``: a
+  stranded voter may still prefer to wait for more pairs.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ CODE_PLACEHOLDER = "{code}"
 # MTurk's hosts that take an ExternalQuestion's answer (and frame the voter's pages).
 MTURK_ORIGINS = ("https://workersandbox.mturk.com", "https://www.mturk.com")
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
-AUTO_REDIRECT_SECONDS = 3
+AUTO_REDIRECT_SECONDS = 20
 
 
 class Outcome(StrEnum):

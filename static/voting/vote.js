@@ -1,5 +1,7 @@
 // The voting page: one POST per answer returns the next pair, so it shows at once.
-// Buttons stay disabled until the server acknowledges the answer; a failed request is retried
+// Buttons stay aria-disabled until the server acknowledges the answer (not disabled: a disabled
+// button would drop the keyboard focus to the page, and Tab would then lose the voter's place);
+// a failed request is retried
 // with backoff (the server treats a repeated identical vote as the same vote, so no double vote).
 // Its texts come translated from the page (#voting-messages); "{name}" marks a value to fill in.
 (function () {
@@ -13,6 +15,7 @@
   var messageText = document.getElementById("message-text");
   var retryButton = document.getElementById("retry");
   var announce = document.getElementById("announce");
+  var studyLang = urls.studyLang || document.documentElement.lang;
   var state = JSON.parse(document.getElementById("first-comparison").textContent);
   var T = JSON.parse(document.getElementById("voting-messages").textContent);
   // A target study's question, as the text around its target: null for a study of pairs.
@@ -42,6 +45,7 @@
       if (i > 0) {
         var word = document.createElement("strong");
         word.className = "target-word";
+        word.lang = studyLang;
         word.textContent = c.target;
         question.appendChild(word);
       }
@@ -55,6 +59,28 @@
     });
   }
 
+  // ``fmt`` into ``el``, the values named in ``study`` marked with the study's language (what
+  // staff wrote is in it; the page's own words are in the voter's).
+  function fmtInto(el, text, values, study) {
+    el.textContent = "";
+    var re = /\{(\w+)\}/g, last = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      el.appendChild(document.createTextNode(text.slice(last, m.index)));
+      var name = m[1];
+      var known = Object.prototype.hasOwnProperty.call(values, name);
+      if (known && study.indexOf(name) >= 0) {
+        var span = document.createElement("span");
+        span.lang = studyLang;
+        span.textContent = String(values[name]);
+        el.appendChild(span);
+      } else {
+        el.appendChild(document.createTextNode(known ? String(values[name]) : m[0]));
+      }
+      last = re.lastIndex;
+    }
+    el.appendChild(document.createTextNode(text.slice(last)));
+  }
+
   function announceQuestion(data) {
     var c = data.comparison;
     var values = {
@@ -63,12 +89,15 @@
       right: sideText(c, c.right)
     };
     if (isTarget(c)) values.question = questionParts.join(c.target);
-    announce.textContent = fmt(isTarget(c) ? T.targetQuestion : T.question, values);
+    fmtInto(announce, isTarget(c) ? T.targetQuestion : T.question, values, ["left", "right"]);
   }
 
   function setBusy(on) {
     busy = on;
-    buttons.forEach(function (b) { b.disabled = on; });
+    buttons.forEach(function (b) {
+      b.disabled = false; // disabled only until the script runs (vote.html)
+      b.setAttribute("aria-disabled", on ? "true" : "false");
+    });
     root.setAttribute("aria-busy", on ? "true" : "false");
   }
 
@@ -93,8 +122,10 @@
     announceQuestion(data);
     state = data;
     setBusy(false);
-    // A disabled button loses keyboard focus: give it back so keyboard users keep their place.
-    if (focused && (document.activeElement === document.body || document.activeElement === null)) {
+    // A keyboard user's place: the answered choice, unless they moved on to another choice
+    // meanwhile (focus anywhere else but the page itself is theirs to keep).
+    var active = document.activeElement;
+    if (focused && buttons.indexOf(active) < 0 && (active === document.body || active === null)) {
       focused.focus();
     }
     shownAt = performance.now();

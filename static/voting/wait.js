@@ -8,6 +8,11 @@
   var T = JSON.parse(document.getElementById("voting-messages").textContent);
   var PERIOD = 10000;
 
+  // The status line is a live region: say a thing once, not again every 10 seconds.
+  function say(text) {
+    if (status.textContent !== text) status.textContent = text;
+  }
+
   async function check() {
     try {
       var resp = await fetch(root.dataset.nextUrl, { credentials: "same-origin", headers: { "Accept": "application/json" } });
@@ -21,12 +26,12 @@
           window.location.reload();
           return;
         }
-        status.textContent = T.stillNothing;
+        say(T.stillNothing);
       } else {
-        status.textContent = T.checkFailed;
+        say(T.checkFailed);
       }
     } catch (e) {
-      status.textContent = T.offline;
+      say(T.offline);
     }
     setTimeout(check, PERIOD);
   }

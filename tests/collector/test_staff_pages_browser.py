@@ -4,12 +4,17 @@ With SCREENSHOT_DIR set, each page is kept as a PNG."""
 
 from __future__ import annotations
 
-import pytest
+import os
 
-from collector.models import Study
+import pytest
+from django.test import Client
+from playwright.sync_api import expect
+
+from collector.models import Study, Vote
 from tests.browser import logged_in, shot
 from tests.collector.helpers import finish_in_process, staff_user
 from tests.factories import make_study
+from tests.voting.voter_client import answer, current
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -94,6 +99,22 @@ def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeyp
     box.scroll_into_view_if_needed()
     shot(staff, "tables-1280-final-ranking")
     assert box.evaluate("b => b.getBoundingClientRect().height") <= 800
+    # The keyboard reaches the box (a named region), shows its ring (3:1 at least on white) and
+    # scrolls it with the arrow keys.
+    assert box.get_attribute("tabindex") == "0" and box.get_attribute("role") == "region"
+    box.focus()
+    ring = box.evaluate(
+        "b => [b.matches(':focus-visible'), getComputedStyle(b).outlineColor,"
+        " getComputedStyle(b).outlineStyle]"
+    )
+    assert ring == [True, "rgb(194, 65, 12)", "solid"]
+    staff.keyboard.press("PageDown")
+    staff.keyboard.press("ArrowRight")
+    assert box.evaluate("b => b.scrollTop") > 0
+    if folder := os.environ.get("SCREENSHOT_DIR"):
+        r = box.bounding_box()
+        clip = {"x": r["x"] - 8, "y": r["y"] - 8, "width": r["width"] + 16, "height": 300}
+        staff.screenshot(path=f"{folder}/ranking-box-keyboard-focus.png", clip=clip)
     assert staff.failed == []
 
 
@@ -117,3 +138,35 @@ def test_no_page_asks_for_a_missing_file_and_every_page_has_its_icon(live_server
             assert statuses == [200, 200], (path, statuses)
     shot(staff, "icon-voter-page")
     assert staff.failed == [], staff.failed
+
+
+def test_staff_look_a_participant_up_and_delete_their_data_on_accessible_pages(live_server, staff):
+    study = make_study(created_by=staff.owner, slug="rights", cap=5)
+    voter = Client()
+    voter.post(f"/s/{study.slug}/?PROLIFIC_PID=pp-rights&STUDY_ID=st&SESSION_ID=se")
+    for _ in range(2):
+        answer(voter, study.slug, current(voter, study.slug)["comparison"]["id"])
+    base = live_server.url
+    staff.goto(f"{base}/staff/")
+    staff.get_by_role("link", name="Participants").click()
+    expect(staff.get_by_role("heading", level=1)).to_have_text("A participant's data")
+    # An empty id: the error is under the id the field's aria-describedby names.
+    staff.get_by_role("button", name="Look up").click()
+    field = staff.get_by_label("Platform id")
+    expect(field).to_have_attribute("aria-invalid", "true")
+    described = (field.get_attribute("aria-describedby") or "").split()
+    assert "id_platform_id_error" in described
+    expect(staff.locator("#id_platform_id_error")).to_contain_text("This field is required.")
+    shot(staff, "participants-error")
+    field.fill("pp-rights")
+    staff.get_by_role("button", name="Look up").click()
+    expect(staff.get_by_role("status")).to_contain_text("a voter of 1 study")
+    assert_tables_fit_or_scroll_in_view(staff, "participants")
+    shot(staff, "participants-found")
+    staff.get_by_role("button", name="Delete…").click()
+    expect(staff.get_by_role("heading", level=1)).to_have_text("Delete this participant's data?")
+    shot(staff, "participant-delete")
+    staff.get_by_role("button", name="Delete their data").click()
+    expect(staff.get_by_text("2 votes deleted")).to_be_visible()
+    assert not Vote.objects.filter(voter__study=study).exists()
+    assert staff.failed == [(400, f"{base}/staff/participants/")]

@@ -73,16 +73,18 @@ def test_no_contact_section_without_a_contact_line(client, study):
     assert "contact-heading" not in client.get("/s/sales/").content.decode()
 
 
-def test_a_study_not_started_refreshes_by_itself(client, make_study):
+def test_a_study_not_started_checks_again_in_the_background(client, make_study):
     make_study(slug="later", open_first=False)
     html = client.get("/s/later/").content.decode()
     assert "has not started yet" in html
-    assert '<meta http-equiv="refresh" content="30">' in html
-    assert "<script" not in html  # no inline script: the CSP forbids it
+    assert 'id="taking-part" data-check="30"' in html and "voting/consent.js" in html
+    assert 'http-equiv="refresh"' not in html  # no reload that throws the focus to the top
+    assert "<script>" not in html  # no inline script: the CSP forbids it
 
 
-def test_a_running_or_finished_study_does_not_refresh(client, make_study):
+def test_a_running_or_finished_study_does_not_check_again(client, make_study):
     make_study(slug="now")
     make_study(slug="over", status="finished", ballot_status="closed")
-    assert 'http-equiv="refresh"' not in client.get("/s/now/").content.decode()
-    assert 'http-equiv="refresh"' not in client.get("/s/over/").content.decode()
+    for slug in ("now", "over"):
+        html = client.get(f"/s/{slug}/").content.decode()
+        assert "data-check" not in html and "consent.js" not in html

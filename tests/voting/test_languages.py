@@ -30,7 +30,7 @@ def test_a_study_in_italian_shows_the_voter_pages_in_italian(client, make_study)
     assert '<html lang="it" dir="ltr">' in html
     assert "Che cosa dovrai fare" in html and "Accetto – inizia" in html
     assert "Non accetto" in html and "vendite – marketing" in html
-    assert "<h1>Parole</h1>" in html  # the staff's texts stay as written
+    assert '<h1 lang="it">Parole</h1>' in html  # the staff's texts stay as written
     start(client, "it", PROLIFIC)
     vote = client.get("/s/it/vote/").content.decode()
     assert "Which pair?" in vote and "Non so decidere" in vote

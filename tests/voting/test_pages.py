@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -356,3 +358,28 @@ def test_a_nul_byte_in_a_platform_id_is_dropped_not_a_crash(client, study):
     assert r.status_code == 302
     voter = Voter.objects.get()
     assert voter.participant == participant_key("pp1") and voter.platform_data["STUDY_ID"] == "st-9"
+
+
+def test_no_template_refreshes_or_redirects_itself_with_a_meta_refresh():
+    # WCAG 2.2.1: a page that leaves or reloads by itself takes the reader's place and time away
+    # (the done page's countdown can be stopped; the waiting and consent pages check in the
+    # background instead).
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    found = [
+        str(path.relative_to(templates))
+        for path in sorted(templates.rglob("*.html"))
+        if re.search(r"http-equiv\s*=\s*[\"']?refresh", path.read_text(), re.IGNORECASE)
+    ]
+    assert found == []
+
+
+def test_no_template_has_a_comment_django_would_show():
+    # {# ... #} ends on its line: one spread over lines is shown on the page as text.
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    found = [
+        f"{path.relative_to(templates)}:{n}"
+        for path in sorted(templates.rglob("*.html"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if line.count("{#") != line.count("#}")
+    ]
+    assert found == []

@@ -81,7 +81,7 @@ def test_the_vote_path_of_a_target_study_stays_one_statement():
 
 
 def question_heading(page: str) -> str:
-    return re.search(r'<h1 id="question" class="question">(.*?)</h1>', page, re.S).group(1)
+    return re.search(r'<h1 id="question" class="question"[^>]*>(.*?)</h1>', page, re.S).group(1)
 
 
 def voting_page(client, study: Study, participant: str = "p-1") -> str:
@@ -99,11 +99,12 @@ def test_the_voting_page_shows_the_target_escaped_in_the_question_and_the_candid
     page = voting_page(client, study)
     heading = question_heading(page)
     assert heading == (
-        'Which is more related to <strong class="target-word">&lt;b&gt;cat&lt;/b&gt;</strong>?'
+        'Which is more related to <strong class="target-word" lang="en">'
+        "&lt;b&gt;cat&lt;/b&gt;</strong>?"
     )
     assert "<b>cat</b>" not in page
-    shown = {html.unescape(t) for t in re.findall(r'<span class="pair" id="\w+-text">(.*?)</span>',
-                                                  page)}  # fmt: skip
+    pairs = r'<span class="pair" id="\w+-text" lang="en">(.*?)</span>'
+    shown = {html.unescape(t) for t in re.findall(pairs, page)}
     assert shown == {"kitten & co", "invoice"}
     assert '<script id="question-parts" type="application/json">' in page
     assert "<title>Test study</title>" in page  # not the template with its {target}
@@ -113,10 +114,10 @@ def test_staffs_own_question_is_a_template_shown_as_written(client):
     study = target_study(question="Closer in meaning to {target}, or not {target}?",
                          language="it")  # fmt: skip
     page = voting_page(client, study)
-    target = re.search(r'<strong class="target-word">(.*?)</strong>', page).group(1)
+    target = re.search(r'<strong class="target-word" lang="it">(.*?)</strong>', page).group(1)
     assert question_heading(page) == (
-        f'Closer in meaning to <strong class="target-word">{target}</strong>, or not '
-        f'<strong class="target-word">{target}</strong>?'
+        f'Closer in meaning to <strong class="target-word" lang="it">{target}</strong>, or not '
+        f'<strong class="target-word" lang="it">{target}</strong>?'
     )
 
 
@@ -129,7 +130,7 @@ def test_the_default_question_comes_in_the_pages_language(client, language):
     before, after = template.split("{target}")
     heading = html.unescape(question_heading(voting_page(client, study)))
     assert heading.startswith(before) and heading.endswith(after)
-    assert re.fullmatch(r'<strong class="target-word">target 0\d</strong>',
+    assert re.fullmatch(r'<strong class="target-word" lang="\w+">target 0\d</strong>',
                         heading[len(before) : len(heading) - len(after)])  # fmt: skip
 
 
@@ -137,6 +138,7 @@ def test_an_area_studys_question_is_unchanged(client):
     study = make_study(n_items=6, cap=5, question="Which pair goes together?")
     page = voting_page(client, study)
     assert question_heading(page) == "Which pair goes together?"
+    assert '<h1 id="question" class="question" lang="en">' in page  # the study's own words
     assert "question-parts" not in page and "target-word" not in page
 
 
@@ -164,7 +166,7 @@ def test_staffs_preview_of_a_target_study_pairs_candidates_of_one_target(client,
     owner = staff_user(client)
     study = target_study(sizes=[3, 9, 4, 12], created_by=owner, open_first=ballot_open)
     page = client.get(f"/staff/{study.slug}/try/vote/").content.decode()
-    assert 'class="target-word">target 0' in question_heading(page)
+    assert 'class="target-word" lang="en">target 0' in question_heading(page)
     for position in range(12):
         r = client.post(f"/staff/{study.slug}/try/answer",
                         {"comparison_id": position, "choice": "left"},

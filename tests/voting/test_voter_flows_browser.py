@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from collector.models import Ballot, Comparison, Vote, Voter
 from collector.voting.participant_ids import participant_key
-from tests.browser import logged_in, shot
+from tests.browser import logged_in, shot, stand_in
 from tests.collector.helpers import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -69,7 +69,7 @@ def behind_https(live_url: str):
             target = html.escape(response.getheader("location") or "/")
             kept.pop("Location", None)
             kept["content-type"] = "text/html; charset=utf-8"
-            body = f'<meta http-equiv="refresh" content="0;url={target}">'.encode()
+            body = f'<meta http-equiv="refresh" content="0;url={target}">'.encode()  # not audited
             route.fulfill(status=200, headers=kept, body=body)
             return
         route.fulfill(status=response.status, headers=kept, body=body)
@@ -98,10 +98,15 @@ def test_an_mturk_worker_in_the_sandbox_submits_the_hit_from_mturks_frame(
         request = route.request
         if request.method == "POST" and request.url == f"{SANDBOX}/mturk/externalSubmit":
             posted.append(parse_qs(request.post_data or ""))
-            route.fulfill(status=200, content_type="text/html", body="<p>HIT submitted</p>")
+            submitted = stand_in("<p>HIT submitted</p>")
+            route.fulfill(status=200, content_type="text/html", body=submitted)
         else:  # MTurk's worker page, which shows the ExternalQuestion in a frame
-            frame = f'<iframe src="{PUBLIC}/s/hit/?{query}" width="1000" height="700"></iframe>'
-            route.fulfill(status=200, content_type="text/html", body="<h1>MTurk</h1>" + frame)
+            frame = (
+                f'<iframe title="HIT" src="{PUBLIC}/s/hit/?{query}" width="1000" height="700">'
+                "</iframe>"
+            )
+            page = stand_in("<h1>MTurk</h1>" + frame, "MTurk")
+            route.fulfill(status=200, content_type="text/html", body=page)
 
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     violations = watch_csp(page)
@@ -134,7 +139,11 @@ def test_a_frame_without_cookies_offers_the_study_in_a_new_tab(live_server, make
     query = urlencode({"workerId": "W3", "assignmentId": "A3", "hitId": "H3",
                        "turkSubmitTo": SANDBOX})  # fmt: skip
     page = browser.new_page(viewport={"width": 1100, "height": 700})
-    frame_html = f'<h1>MTurk</h1><iframe src="{PUBLIC}/s/hit/?{query}" width="1000" height="500">'
+    frame_html = stand_in(
+        f'<h1>MTurk</h1><iframe title="HIT" src="{PUBLIC}/s/hit/?{query}" width="1000" '
+        'height="500"></iframe>',
+        "MTurk",
+    )
     page.route(
         f"{SANDBOX}/**", lambda route: route.fulfill(content_type="text/html", body=frame_html)
     )
@@ -157,7 +166,7 @@ def test_the_mturk_done_page_at_the_top_posts_to_turk_submit_to(live_server, mak
     posted = []
     page.route(f"{SANDBOX}/mturk/externalSubmit", lambda route: (
         posted.append(route.request.post_data),
-        route.fulfill(status=200, content_type="text/html", body="ok"),
+        route.fulfill(status=200, content_type="text/html", body=stand_in("ok")),
     ))  # fmt: skip
     page.goto(f"{live_server.url}/s/hit/?workerId=W2&assignmentId=A2&hitId=H&turkSubmitTo="
               "https%3A%2F%2Fworkersandbox.mturk.com")  # fmt: skip
@@ -180,8 +189,10 @@ def test_a_prolific_voter_who_declines_gets_the_no_consent_code(live_server, mak
     arrived = []
     page.route("https://app.prolific.com/**", lambda route: (
         arrived.append(route.request.url),
-        route.fulfill(status=200, content_type="text/html", body="<p>Prolific</p>"),
+        route.fulfill(status=200, content_type="text/html",
+                      body=stand_in("<p>Prolific</p>", "Prolific")),
     ))  # fmt: skip
+    page.clock.install()
     page.goto(f"{live_server.url}/s/pro/?PROLIFIC_PID=pp-7&STUDY_ID=s&SESSION_ID=x")
     expect(page.locator("#figures")).to_contain_text("You will answer")
     expect(page.get_by_role("heading", name="Contact")).to_be_visible()
@@ -190,8 +201,10 @@ def test_a_prolific_voter_who_declines_gets_the_no_consent_code(live_server, mak
     expect(page.get_by_role("heading", name="You have chosen not to take part")).to_be_visible()
     expect(page.locator("#completion-code")).to_have_text(study.no_consent_code)
     shot(page, "no-consent")
-    # auto_redirect: after a few seconds, Prolific with the no-consent code.
-    expect(page.get_by_text("Prolific")).to_be_visible(timeout=10_000)
+    # auto_redirect: once the countdown has run out, Prolific with the no-consent code.
+    expect(page.locator("#countdown")).to_be_visible()
+    page.clock.run_for(21_000)
+    expect(page.get_by_text("Prolific")).to_be_visible()
     assert arrived == [PROLIFIC_DONE.format(code=study.no_consent_code)]
     # Only the decline is kept (to give the same code on return), under the keyed hash.
     declined = Voter.objects.get()

@@ -146,7 +146,11 @@ def test_the_automatic_redirect_follows_the_quota(client, make_study):
     answer_all(client, "p")
     html = client.get("/s/p/done/").content.decode()
     url = f"https://app.prolific.com/submissions/complete?cc={study.completion_code}"
-    assert f'<meta http-equiv="refresh" content="3;url={url}">' in html
+    # A countdown the voter sees and can stop (way_out.js), to the link's URL; no meta refresh.
+    assert f'id="way-out" href="{url}"' in html
+    assert 'id="countdown" class="countdown" data-seconds="20" hidden' in html
+    assert 'id="countdown-stop"' in html and "voting/way_out.js" in html
+    assert 'http-equiv="refresh"' not in html
     assert study.completion_code in html  # the code is shown while the page waits
 
 
@@ -154,7 +158,8 @@ def test_no_automatic_redirect_unless_the_study_asks_for_it(client, make_study):
     make_study(slug="p", cap=2, redirect_url=PLACEHOLDER)
     start(client, "p", PROLIFIC)
     answer_all(client, "p")
-    assert 'http-equiv="refresh"' not in client.get("/s/p/done/").content.decode()
+    html = client.get("/s/p/done/").content.decode()
+    assert 'id="countdown"' not in html and 'http-equiv="refresh"' not in html
 
 
 @pytest.mark.parametrize(
