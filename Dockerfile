@@ -21,8 +21,9 @@ COPY static ./static
 RUN DJANGO_ENV=production SECRET_KEY=build-only ALLOWED_HOSTS=localhost STATIC_ROOT=/app/staticfiles \
     python manage.py collectstatic --noinput --verbosity 0
 
-# Uploaded model files wait here for the evaluator (a volume shared by web and evaluator).
-RUN mkdir -p /app/uploads && chown app:app /app/uploads
+# Uploaded model files wait here for the evaluator (a volume shared by web and evaluator);
+# release bundles live in /app/releases (a volume).
+RUN mkdir -p /app/uploads /app/releases && chown app:app /app/uploads /app/releases
 USER app
 EXPOSE 8000
 # Granian's WSGI interface: 2 worker processes x 4 threads; a crashed worker is replaced.

@@ -24,6 +24,7 @@ from collector.models import (
     Evaluation,
     Item,
     ItemScore,
+    Release,
     Study,
     StudyMember,
     Token,
@@ -257,3 +258,12 @@ class AuditEntryAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(Release)
+class ReleaseAdmin(ReadOnlyAdmin):
+    """Releases never change: viewable only (the study's Releases page makes them)."""
+
+    list_display = ["slug", "version", "licence", "public", "title", "created_at"]
+    list_filter = ["public", "licence"]
+    exclude = ["card", "leaderboard"]  # large: the release's page shows them

@@ -15,6 +15,7 @@ FINISH_CLOSE_JOB = "collector.tasks.finish_close_job"
 REFIT_POOLED = "collector.tasks.refit_pooled"
 STORE_POOLED_FIT = "collector.tasks.store_pooled_fit"
 EVALUATE_MODEL = "collector.tasks.evaluate_model"
+BUILD_RELEASE = "collector.tasks.build_release"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
@@ -94,3 +95,13 @@ def evaluate_after_commit(evaluation_id: int) -> None:
 def send_evaluation(evaluation_id: int) -> None:
     """Send a queued evaluation's run now (the sweep's resend of a lost message)."""
     current_app.send_task(EVALUATE_MODEL, (evaluation_id,), ignore_result=True)
+
+
+def build_release_after_commit(release_id: int) -> None:
+    """Write a building release's bundle (:mod:`collector.releases.building`)."""
+    _send_after_commit(BUILD_RELEASE, release_id)
+
+
+def send_release_build(release_id: int) -> None:
+    """Send a building release's job now (the sweep's resend of a lost one)."""
+    current_app.send_task(BUILD_RELEASE, (release_id,), ignore_result=True)

@@ -13,6 +13,7 @@ from django.db import InterfaceError, OperationalError
 from collector.evaluation import queueing, running
 from collector.models import Ballot, Study
 from collector.participants import retention
+from collector.releases import building
 from collector.studies import lifecycle, pooled_fit
 
 # A database hiccup mid-job rolls the job back; retry it rather than wait for the sweep.
@@ -35,8 +36,8 @@ def finish_close_job(ballot_id: int) -> str:
 @shared_task
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
-    send again evaluations whose message was lost or whose job died."""
-    return {**lifecycle.sweep_ballots(), **queueing.resend_lost()}
+    send again evaluations and release builds whose message was lost or whose job died."""
+    return {**lifecycle.sweep_ballots(), **queueing.resend_lost(), **building.resend_lost()}
 
 
 @shared_task
@@ -68,3 +69,9 @@ def refit_pooled(self, study_id: int) -> str:
 def evaluate_model(evaluation_id: int) -> str:
     """Run a queued evaluation (metrics, chance baseline, voter bootstrap), reporting progress."""
     return running.run_evaluation(evaluation_id)
+
+
+@shared_task(acks_late=True)
+def build_release(release_id: int) -> str:
+    """Write a building release's bundle (:func:`collector.releases.building.build`)."""
+    return building.build(release_id)

@@ -156,6 +156,11 @@ STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 # Uploaded model files wait here for their evaluation's job, which removes them once read: the
 # web processes and the workers must share this directory (one volume in docker-compose.yml).
 EVALUATION_UPLOAD_DIR = env.path("EVALUATION_UPLOAD_DIR", default=BASE_DIR / "uploads")
+# Citable releases (collector.releases): each version's bundle, a folder and its zip, written
+# once and never changed; the staff's Release page and the public release pages serve from here.
+RELEASES_DIR = env.path("RELEASES_DIR", default=BASE_DIR / "releases")
+# How long browsers and proxies may keep a public release page (its files: a year, immutable).
+RELEASE_PAGE_MAX_AGE = env.int("RELEASE_PAGE_MAX_AGE", default=3600)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "evaluation_uploads": {
@@ -207,8 +212,8 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Two queues, so a ballot close never waits behind a model evaluation: closes (with a finished
-# study's first pooled fit, and beat's sweep) go to "closes", evaluations and pooled refits after
-# an exclusion (long jobs) to "evaluations". Deployments run a worker for each
+# study's first pooled fit, and beat's sweep) go to "closes", evaluations, pooled refits after
+# an exclusion and release bundles (long jobs) to "evaluations". Deployments run a worker for each
 # (docker-compose.yml: worker and evaluator); one worker may consume both
 # (-Q closes,evaluations) where closes can wait. Both are declared, so a worker started without
 # -Q (`celery -A config worker`, as Celery's docs start one) consumes both; /healthz?deep=1
@@ -227,6 +232,7 @@ CELERY_TASK_ROUTES = {
     "collector.tasks.store_pooled_fit": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.build_release": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.remove_expired_identities": {"queue": CELERY_QUEUE_EVALUATIONS},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

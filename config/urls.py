@@ -13,6 +13,7 @@ urlpatterns = [
     path(
         "api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
     ),
+    path("", include("collector.releases.urls")),  # public release pages, no login
     path("", include("collector.staff.urls")),
 ]
 

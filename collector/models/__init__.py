@@ -1,6 +1,7 @@
 """The data of a study: its areas, tokens and items, its ballots, comparisons, votes and scores
 (:mod:`.studies`), its voters' attention checks (:mod:`.checks`), its models' evaluations
-(:mod:`.evaluations`), its team (:mod:`.members`) and its audit trail (:mod:`.audit`).
+(:mod:`.evaluations`), its team (:mod:`.members`), its audit trail (:mod:`.audit`) and its
+releases (:mod:`.releases`).
 
 Item ids used by ``ranking`` are ``Item.index`` (0..N-1 in the study's item order), so the
 collector hands plain arrays to the library and back. The defaults below live here because the
@@ -40,6 +41,7 @@ from .audit import AuditEntry  # noqa: E402
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
 from .evaluations import Evaluation  # noqa: E402
 from .members import StudyMember  # noqa: E402
+from .releases import Release  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
     Ballot,
@@ -65,6 +67,7 @@ __all__ = [
     "Evaluation",
     "Item",
     "ItemScore",
+    "Release",
     "Study",
     "StudyMember",
     "Token",

@@ -15,6 +15,7 @@ from collector.staff import (
     live,
     managing,
     participants,
+    releases,
     study_list,
     study_new,
     study_page,
@@ -78,6 +79,18 @@ urlpatterns = [
         for export in registry.EXPORTS
     ),
     path("staff/<slug:slug>/figures/", figures.figures_page, name="staff-figures"),
+    # Citable releases (collector.staff.releases).
+    path("staff/<slug:slug>/releases/", releases.releases_page, name="staff-releases"),
+    path(
+        "staff/<slug:slug>/releases/<str:version>/zip",
+        releases.release_zip,
+        name="staff-release-zip",
+    ),
+    path(
+        "staff/<slug:slug>/releases/<str:version>/files/<path:name>",
+        releases.release_file,
+        name="staff-release-file",
+    ),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
     path(

@@ -18,11 +18,13 @@ from collector.models import (
     AuditEntry,
     Ballot,
     Evaluation,
+    Release,
     Study,
     StudyMember,
     Vote,
     Voter,
 )
+from collector.releases import releasing
 from collector.staff import urls as staff_urls
 from tests.collector.helpers import finished_target_study, staff_user
 from tests.factories import add_checks
@@ -78,6 +80,9 @@ ENDPOINTS = [
     Endpoint("staff-team", "get", f"{S}/team/", VIEW),
     Endpoint("staff-history", "get", f"{S}/history/", VIEW),
     Endpoint("staff-study-new", "get", "/staff/new/?from={s}", VIEW),  # Duplicate's form
+    Endpoint("staff-releases", "get", f"{S}/releases/", VIEW),
+    Endpoint("staff-release-zip", "get", f"{S}/releases/1.0.0/zip", VIEW),
+    Endpoint("staff-release-file", "get", f"{S}/releases/1.0.0/files/SHA256SUMS", VIEW),
     Endpoint("api-staff-ranking", "get", f"{API}/ranking", VIEW, json=True),
     Endpoint("api-staff-votes", "get", f"{API}/votes", VIEW, json=True),
     Endpoint("api-staff-comparisons", "get", f"{API}/comparisons", VIEW, json=True),
@@ -128,6 +133,14 @@ ENDPOINTS = [
         json=True,
     ),  # fmt: skip
     Endpoint("staff-evaluation-delete", "post", f"{S}/models/{{evaluation}}/delete/", CHANGE),
+    # Releasing adds a version and changes nothing that exists: owners and editors.
+    Endpoint(
+        "staff-releases",
+        "post",
+        f"{S}/releases/",
+        CHANGE,
+        {"version": "2.0.0", "licence": "CC-BY-4.0", "authors": "Ada Lovelace"},
+    ),  # fmt: skip
     Endpoint(
         "staff-team",
         "post",
@@ -162,6 +175,7 @@ def state(study_id: int) -> tuple:
         sorted(Evaluation.objects.filter(study_id=study_id).values_list("id", "name")),
         sorted(StudyMember.objects.filter(study_id=study_id).values_list("user__username", "role")),
         AuditEntry.objects.count(),
+        sorted(Release.objects.filter(study_id=study_id).values_list("version", "status")),
     )
 
 
@@ -170,8 +184,10 @@ def allowed(role: str, perm: str) -> bool:
 
 
 @pytest.fixture
-def team_study(monkeypatch):
+def team_study(monkeypatch, settings, tmp_path):
+    settings.RELEASES_DIR = tmp_path / "releases"
     study = finished_target_study(monkeypatch, sizes=(4, 5), exclude=False)
+    releasing.release_study(study, version="1.0.0", licence="CC-BY-4.0", authors="Ada Lovelace")
     users = {role: staff_user(username=role) for role in ROLES}
     users["outsider"] = staff_user(username="outsider")
     staff_user(username="newcomer")

@@ -1,0 +1,162 @@
+"""A release's ``croissant.json``: Croissant 1.0 metadata (JSON-LD) of its data files, with the
+Responsible-AI fields that apply (how the data was collected, who annotated it, personal data).
+
+Each data file is a ``cr:FileObject`` (its path relative to the JSON file, its media type and
+SHA-256) and each of the ranking, the votes (and a target study's comparisons) a
+``cr:RecordSet`` whose fields name their column, so that ``mlcroissant`` reads the records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
+CONTEXT: dict[str, Any] = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+MEDIA = {".csv": "text/csv", ".tsv": "text/tab-separated-values",
+         ".jsonl": "application/jsonlines", ".json": "application/json"}  # fmt: skip
+INTEGERS = {"rank", "item_id", "last_ballot", "appearances", "wins", "ties", "rank_in_target",
+            "ballot", "comparison_id", "item_left", "item_right", "votes_1", "votes_2"}  # fmt: skip
+FLOATS = {"score", "r", "response_ms"}  # response_ms may be empty: a float column
+BOOLEANS = {"voter_excluded"}
+# The record sets: (record set, file, what a record is).
+RECORD_SETS = (
+    ("ranking", "ranking.csv", "One item of the final ranking, best first."),
+    ("votes", "votes.csv", "One vote; voters as pseudonyms."),
+    ("comparisons", "comparisons.csv", "One binary comparison of two candidates of a target."),
+)
+
+
+def column_kind(column: str) -> str:
+    """A data file's column as ``integer``, ``float``, ``boolean`` or ``text`` (the card's
+    features and the Croissant fields both follow it)."""
+    if column in INTEGERS:
+        return "integer"
+    if column in FLOATS or column.startswith("x_"):
+        return "float"
+    if column in BOOLEANS:
+        return "boolean"
+    return "text"
+
+
+DATA_TYPES = {"integer": "sc:Integer", "float": "sc:Float", "boolean": "sc:Boolean",
+              "text": "sc:Text"}  # fmt: skip
+
+
+def data_type(column: str) -> str:
+    return DATA_TYPES[column_kind(column)]
+
+
+def croissant(
+    card: dict[str, Any], sums: dict[str, str], columns: dict[str, list[str]]
+) -> dict[str, Any]:
+    """The Croissant document of a release: ``card`` its card, ``sums`` each data file's
+    SHA-256, ``columns`` the columns of each CSV file a record set reads."""
+    files = [
+        {"@type": "cr:FileObject", "@id": name, "name": name, "contentUrl": name,
+         "encodingFormat": MEDIA.get(name[name.rfind("."):], "application/octet-stream"),
+         "sha256": digest}
+        for name, digest in sums.items() if name[name.rfind("."):] in MEDIA
+    ]  # fmt: skip
+    record_sets = [
+        {
+            "@type": "cr:RecordSet",
+            "@id": record_set,
+            "name": record_set,
+            "description": description,
+            "field": [
+                {
+                    "@type": "cr:Field",
+                    "@id": f"{record_set}/{column}",
+                    "name": column,
+                    "dataType": data_type(column),
+                    "source": {"fileObject": {"@id": path}, "extract": {"column": column}},
+                }
+                for column in columns[path]
+            ],  # fmt: skip
+        }
+        for record_set, path, description in RECORD_SETS
+        if path in columns and path in sums
+    ]
+    c, crowd = card["counts"], card["crowd"]
+    checks = crowd["attention_checks"]
+    return {
+        "@context": CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": CONFORMS_TO,
+        "name": card["title"],
+        "description": (
+            f"A ranking of {c['items']} items by relatedness from {c['votes']} pairwise votes of "
+            f"{c['voters']} crowd voters, who were asked “{card['question']}”."
+        ),
+        "version": card["version"],
+        "datePublished": card["date"],
+        "license": card["licence_url"],
+        "url": card.get("url") or "",
+        "creator": [{"@type": "sc:Person", "name": a} for a in card["authors"]],
+        "citeAs": card["citation"],
+        "keywords": ["relatedness", "pairwise comparison", "crowdsourcing", "ranking"],
+        "inLanguage": card["language"],
+        "distribution": files,
+        "recordSet": record_sets,
+        "rai:dataCollection": card["protocol"],
+        "rai:dataCollectionType": ["Crowdsourced pairwise comparisons"],
+        "rai:dataCollectionTimeframe": [
+            d for d in (card["dates"]["first_vote"], card["dates"]["last_vote"]) if d
+        ],
+        "rai:dataAnnotationProtocol": (
+            f"Each comparison asked “{card['question']}” of two items; voters answered left, "
+            f"right{' or a tie' if crowd['allow_ties'] else ''}, at most "
+            f"{crowd['per_voter_cap']} comparisons per ballot. "
+            + (
+                f"One comparison in {checks['every']} was an attention check."
+                if checks
+                else "No attention checks."
+            )
+        ),  # fmt: skip
+        "rai:dataAnnotationPlatform": sorted(crowd["sources"]) or ["none"],
+        "rai:annotationsPerItem": (
+            f"{c['votes']} votes over {c['items']} items; M = {card['parameters']['m']} "
+            "comparisons per item in each ballot an item is in."
+        ),
+        "rai:annotatorDemographics": [
+            f"{crowd['voters']} crowd voters; no demographic information was collected."
+        ],
+        "rai:personalSensitiveInformation": [card["personal_data"]],
+    }
