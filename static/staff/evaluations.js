@@ -10,6 +10,15 @@
   var script = document.getElementById("evaluations-script");
   var url = script && script.dataset.statusUrl;
   if (!url || !document.querySelector("[data-evaluation] progress")) return;
+  function filling() {
+    var form = document.querySelector("form.evaluation-form");
+    if (!form) return false;
+    if (form.contains(document.activeElement)) return true;
+    return Array.prototype.some.call(form.elements, function (field) {
+      if (field.type === "file") return field.files.length > 0;
+      return (field.type === "text" || field.tagName === "TEXTAREA") && field.value !== "";
+    });
+  }
   async function poll() {
     try {
       var resp = await fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } });
@@ -25,7 +34,8 @@
           if (e.status === "queued" || e.status === "running") pending++;
         });
         var shown = document.querySelectorAll("[data-evaluation] progress").length;
-        if (!pending || pending < shown) { window.location.reload(); return; }
+        // Not while staff are filling in the upload form: a reload would lose what they typed.
+        if ((!pending || pending < shown) && !filling()) { window.location.reload(); return; }
       }
     } catch (err) { /* try again at the next tick */ }
     setTimeout(poll, 1000);

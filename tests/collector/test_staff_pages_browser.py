@@ -110,7 +110,8 @@ def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeyp
     assert ring == [True, "rgb(194, 65, 12)", "solid"]
     staff.keyboard.press("PageDown")
     staff.keyboard.press("ArrowRight")
-    assert box.evaluate("b => b.scrollTop") > 0
+    # (A smooth scroll moves over a few frames: wait for it.)
+    staff.wait_for_function("b => b.scrollTop > 0", arg=box.element_handle(), timeout=5_000)
     if folder := os.environ.get("SCREENSHOT_DIR"):
         r = box.bounding_box()
         clip = {"x": r["x"] - 8, "y": r["y"] - 8, "width": r["width"] + 16, "height": 300}
