@@ -10,10 +10,11 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from collector.evaluation import queueing, running
+from collector.evaluation import paired, queueing, running
+from collector.exports.registry import write_gold_and_votes
 from collector.models import Ballot, Study
 from collector.participants import retention
-from collector.studies import lifecycle, pooled_fit
+from collector.studies import lifecycle, pooled_fit, reliability
 
 # A database hiccup mid-job rolls the job back; retry it rather than wait for the sweep.
 RETRIED = {
@@ -35,8 +36,9 @@ def finish_close_job(ballot_id: int) -> str:
 @shared_task
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
-    send again evaluations whose message was lost or whose job died."""
-    return {**lifecycle.sweep_ballots(), **queueing.resend_lost()}
+    send again evaluations whose message was lost or whose job died, and reliability reports
+    (and typed tops) asked for long ago and not stored."""
+    return {**lifecycle.sweep_ballots(), **queueing.resend_lost(), **reliability.resend_stuck()}
 
 
 @shared_task
@@ -68,3 +70,23 @@ def refit_pooled(self, study_id: int) -> str:
 def evaluate_model(evaluation_id: int) -> str:
     """Run a queued evaluation (metrics, chance baseline, voter bootstrap), reporting progress."""
     return running.run_evaluation(evaluation_id)
+
+
+# On the closes queue, after each close. Safe to run twice: the report is computed again and
+# stored over the first (the same seed gives the same figures).
+@shared_task(**RETRIED)
+def study_reliability(study_id: int, ballot: int) -> str:
+    """Store the study's reliability and settled top after ``ballot``."""
+    return reliability.store_report(study_id, ballot)
+
+
+@shared_task(**RETRIED)
+def settled_top_k(reliability_id: int, k: int) -> str:
+    """Store a typed top ``k`` of a stored reliability report."""
+    return reliability.store_k(reliability_id, k)
+
+
+@shared_task(acks_late=True)
+def compare_models(comparison_id: int) -> str:
+    """Compare two evaluated models on the same voter resamples (the leaderboard's pair)."""
+    return paired.compare(comparison_id, write_gold_and_votes)

@@ -207,8 +207,9 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Two queues, so a ballot close never waits behind a model evaluation: closes (with a finished
-# study's first pooled fit, and beat's sweep) go to "closes", evaluations and pooled refits after
-# an exclusion (long jobs) to "evaluations". Deployments run a worker for each
+# study's first pooled fit, each ballot's reliability report, and beat's sweep) go to "closes",
+# evaluations, pooled refits after an exclusion and paired model comparisons (long jobs) to
+# "evaluations". Deployments run a worker for each
 # (docker-compose.yml: worker and evaluator); one worker may consume both
 # (-Q closes,evaluations) where closes can wait. Both are declared, so a worker started without
 # -Q (`celery -A config worker`, as Celery's docs start one) consumes both; /healthz?deep=1
@@ -228,6 +229,9 @@ CELERY_TASK_ROUTES = {
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.remove_expired_identities": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.compare_models": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.study_reliability": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.settled_top_k": {"queue": CELERY_QUEUE_CLOSES},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}
@@ -244,6 +248,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
     },
 }
+# A study's reliability after each ballot (collector.studies.reliability): voter splits of the
+# split-half reliability (capped at large studies), posterior draws of the settled top, and how
+# long a report may stay uncomputed before the sweep resends its job.
+RELIABILITY_SPLITS = env.int("RELIABILITY_SPLITS", default=200)
+RELIABILITY_RESAMPLES = env.int("RELIABILITY_RESAMPLES", default=200)
+RELIABILITY_STUCK_SECONDS = env.int("RELIABILITY_STUCK_SECONDS", default=1800)
 
 # Redis when configured (shared by all granian workers: throttling counts must be global), else
 # per-process memory, which is right for the local demo and the tests.

@@ -38,8 +38,9 @@ def evaluation_uploads() -> Storage:
 # The models, after the defaults they use.
 from .audit import AuditEntry  # noqa: E402
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
-from .evaluations import Evaluation  # noqa: E402
+from .evaluations import Evaluation, ModelComparison  # noqa: E402
 from .members import StudyMember  # noqa: E402
+from .reliability import StudyReliability  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
     Ballot,
@@ -65,8 +66,10 @@ __all__ = [
     "Evaluation",
     "Item",
     "ItemScore",
+    "ModelComparison",
     "Study",
     "StudyMember",
+    "StudyReliability",
     "Token",
     "VoidedVote",
     "Vote",
