@@ -16,6 +16,9 @@ REFIT_POOLED = "collector.tasks.refit_pooled"
 STORE_POOLED_FIT = "collector.tasks.store_pooled_fit"
 EVALUATE_MODEL = "collector.tasks.evaluate_model"
 BUILD_RELEASE = "collector.tasks.build_release"
+STUDY_RELIABILITY = "collector.tasks.study_reliability"
+SETTLED_TOP_K = "collector.tasks.settled_top_k"
+COMPARE_MODELS = "collector.tasks.compare_models"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
@@ -69,15 +72,15 @@ def send_pooled_fit(study_id: int) -> None:
         )
 
 
-def _send_after_commit(task: str, object_id: int) -> None:
-    """Send ``task(object_id)`` once the current transaction commits (with no broker, the demo,
+def _send_after_commit(task: str, *args: int) -> None:
+    """Send ``task(*args)`` once the current transaction commits (with no broker, the demo,
     run it in this process)."""
 
     def send() -> None:
         if settings.CELERY_TASK_ALWAYS_EAGER:
-            current_app.tasks[task].apply(args=(object_id,))
+            current_app.tasks[task].apply(args=args)
         else:
-            current_app.send_task(task, (object_id,), ignore_result=True)
+            current_app.send_task(task, args, ignore_result=True)
 
     transaction.on_commit(send)
 
@@ -105,3 +108,46 @@ def build_release_after_commit(release_id: int) -> None:
 def send_release_build(release_id: int) -> None:
     """Send a building release's job now (the sweep's resend of a lost one)."""
     current_app.send_task(BUILD_RELEASE, (release_id,), ignore_result=True)
+def study_reliability_after_commit(study_id: int, ballot: int) -> None:
+    """Compute and store the study's reliability and settled top after ``ballot``, once the
+    close that asks for it commits; a broker that is down is logged, not raised (the close has
+    committed): the sweep resends the job after ``RELIABILITY_STUCK_SECONDS``."""
+
+    def send() -> None:
+        try:
+            send_reliability(study_id, ballot)
+        except Exception:
+            log.exception(
+                "cannot enqueue the reliability of study %s after ballot %s; the sweep will "
+                "resend it",
+                study_id,
+                ballot,
+            )
+
+    transaction.on_commit(send)
+
+
+def send_reliability(study_id: int, ballot: int) -> None:
+    """Send the reliability job now (with no broker, the demo, run it here)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        current_app.tasks[STUDY_RELIABILITY].apply(args=(study_id, ballot))
+        return
+    current_app.send_task(
+        STUDY_RELIABILITY, (study_id, ballot), retry=True, retry_policy=_SEND_RETRY,
+        ignore_result=True,
+    )  # fmt: skip
+
+
+def settled_top_k_after_commit(reliability_id: int, k: int) -> None:
+    """Compute a typed top ``k`` of a stored reliability report."""
+    _send_after_commit(SETTLED_TOP_K, reliability_id, k)
+
+
+def send_settled_top_k(reliability_id: int, k: int) -> None:
+    """Send a typed top's job now (the sweep's resend of a lost one)."""
+    current_app.send_task(SETTLED_TOP_K, (reliability_id, k), ignore_result=True)
+
+
+def compare_models_after_commit(comparison_id: int) -> None:
+    """Compare two evaluated models on the same voter resamples."""
+    _send_after_commit(COMPARE_MODELS, comparison_id)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from collector.evaluation import queueing, running
+from collector.evaluation import paired, queueing, running
+from collector.exports.registry import write_gold_and_votes
 from collector.models import Ballot, Study
 from collector.participants import retention
 from collector.releases import building
-from collector.studies import lifecycle, pooled_fit
+from collector.studies import lifecycle, pooled_fit, reliability
 
 # A database hiccup mid-job rolls the job back; retry it rather than wait for the sweep.
 RETRIED = {
@@ -36,8 +37,14 @@ def finish_close_job(ballot_id: int) -> str:
 @shared_task
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
-    send again evaluations and release builds whose message was lost or whose job died."""
-    return {**lifecycle.sweep_ballots(), **queueing.resend_lost(), **building.resend_lost()}
+    send again evaluations and release builds whose message was lost or whose job died, and
+    reliability reports (and typed tops) asked for long ago and not stored."""
+    return {
+        **lifecycle.sweep_ballots(),
+        **queueing.resend_lost(),
+        **building.resend_lost(),
+        **reliability.resend_stuck(),
+    }
 
 
 @shared_task
@@ -75,3 +82,24 @@ def evaluate_model(evaluation_id: int) -> str:
 def build_release(release_id: int) -> str:
     """Write a building release's bundle (:func:`collector.releases.building.build`)."""
     return building.build(release_id)
+
+
+# On the evaluations queue, after each close (a long job at 100,000 items: closes never wait
+# behind it). Safe to run twice: the report is computed again and
+# stored over the first (the same seed gives the same figures).
+@shared_task(**RETRIED)
+def study_reliability(study_id: int, ballot: int) -> str:
+    """Store the study's reliability and settled top after ``ballot``."""
+    return reliability.store_report(study_id, ballot)
+
+
+@shared_task(**RETRIED)
+def settled_top_k(reliability_id: int, k: int) -> str:
+    """Store a typed top ``k`` of a stored reliability report."""
+    return reliability.store_k(reliability_id, k)
+
+
+@shared_task(acks_late=True)
+def compare_models(comparison_id: int) -> str:
+    """Compare two evaluated models on the same voter resamples (the leaderboard's pair)."""
+    return paired.compare(comparison_id, write_gold_and_votes)

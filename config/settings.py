@@ -211,9 +211,10 @@ CELERY_RESULT_BACKEND = env.str(
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for a retry
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Two queues, so a ballot close never waits behind a model evaluation: closes (with a finished
-# study's first pooled fit, and beat's sweep) go to "closes", evaluations, pooled refits after
-# an exclusion and release bundles (long jobs) to "evaluations". Deployments run a worker for each
+# Two queues, so a ballot close never waits behind a long job: closes (with a finished study's
+# first pooled fit, and beat's sweep) go to "closes"; evaluations, pooled refits after an
+# exclusion, each ballot's reliability report and typed tops, paired model comparisons and
+# release bundles (long jobs) to "evaluations". Deployments run a worker for each
 # (docker-compose.yml: worker and evaluator); one worker may consume both
 # (-Q closes,evaluations) where closes can wait. Both are declared, so a worker started without
 # -Q (`celery -A config worker`, as Celery's docs start one) consumes both; /healthz?deep=1
@@ -234,6 +235,9 @@ CELERY_TASK_ROUTES = {
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.build_release": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.remove_expired_identities": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.compare_models": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.study_reliability": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.settled_top_k": {"queue": CELERY_QUEUE_EVALUATIONS},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}
@@ -250,6 +254,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
     },
 }
+# A study's reliability after each ballot (collector.studies.reliability): voter splits of the
+# split-half reliability (capped at large studies), posterior draws of the settled top, and how
+# long a report may stay uncomputed before the sweep resends its job.
+RELIABILITY_SPLITS = env.int("RELIABILITY_SPLITS", default=200)
+RELIABILITY_RESAMPLES = env.int("RELIABILITY_RESAMPLES", default=200)
+RELIABILITY_STUCK_SECONDS = env.int("RELIABILITY_STUCK_SECONDS", default=1800)
 
 # Redis when configured (shared by all granian workers: throttling counts must be global), else
 # per-process memory, which is right for the local demo and the tests.

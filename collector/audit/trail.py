@@ -51,6 +51,8 @@ ACTIONS = {
     "checks.remove": "removed an attention check",
     "evaluation.submit": "submitted a model for evaluation",
     "evaluation.remove": "removed an evaluation",
+    "evaluation.compare": "asked for the paired difference of two models",
+    "reliability.top_k": "asked for the settled top of a typed k",
     "member.add": "added a member",
     "member.role": "changed a member's role",
     "member.remove": "removed a member",

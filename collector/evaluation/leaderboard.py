@@ -11,6 +11,11 @@ their intervals, Avraham & Goldberg's score over the binary comparisons (``ag_sc
 interval, and the pooled MRR and Hits@1 of the positives; its leaderboard is sorted by macro
 rho_w, and :func:`target_table` lays out every target's rho_w per model.
 
+The human ceiling (:func:`ceiling`) is the study's final split-half reliability, Spearman-Brown
+corrected (a target study's: the mean over its targets): how well the crowd agrees with itself,
+the most a model's correlation with the crowd's ranking can be expected to reach. Every row
+holds its rho as a share of the ceiling's rho (``rho_of_ceiling``; a target study's macro rho).
+
 The intervals shown are the bootstrap's basic (bias-corrected) ones, ``2 * point - (97.5th,
 2.5th percentiles)``, kept within the metric's range: a resampled crowd's ranking is noisier
 than the study's, so the plain percentiles sit below the point estimate and rarely cover the
@@ -24,6 +29,7 @@ from typing import Any
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from collector.models import Evaluation, Study
+from collector.studies.reliability import latest_report
 
 METRICS = ("rho_w", "tau_w", "rho", "tau")
 CSV_HEADER = [
@@ -31,7 +37,7 @@ CSV_HEADER = [
     *(f"{m}{part}" for m in METRICS for part in ("", "_low", "_high")),
     *(f"chance_{m}{part}" for m in ("rho_w", "tau_w") for part in ("_mean", "_low", "_high")),
     "z_rho_w", "z_tau_w", "vote_agreement", "vote_agreement_low", "vote_agreement_high",
-    "weighted_vote_agreement", "resamples",
+    "weighted_vote_agreement", "resamples", "rho_of_ceiling",
 ]  # fmt: skip
 TARGET_CSV_HEADER = [
     "targets", *(f"macro_{m}{part}" for m in METRICS for part in ("", "_low", "_high")),
@@ -141,13 +147,46 @@ def from_chance(z: float | None) -> str | None:
     return f"{abs(z):.1f} sd {'above' if z > 0 else 'below'} chance"
 
 
+def ceiling(study: Study) -> dict[str, Any] | None:
+    """The human ceiling: the final split-half reliability, Spearman-Brown corrected, of rho and
+    rho_w with their corrected 2.5-97.5% ranges over the splits (None until the final figures
+    are stored; a target study's is the mean over its targets, ``scope`` ``macro``)."""
+    report = latest_report(study)
+    if report is None or not report["final"] or not report.get("split_half"):
+        return None
+    halves = report["split_half"]
+    out: dict[str, Any] = {
+        "scope": halves.get("scope"),
+        "splits": report["splits"],
+        "voters": report["voters"],
+        "seed": report["seed"],
+    }
+    for m in ("rho", "rho_w"):
+        block = halves.get(m) or {}
+        out[m] = block.get("corrected")
+        out[f"{m}_low"] = block.get("corrected_low")
+        out[f"{m}_high"] = block.get("corrected_high")
+    return out
+
+
+def share_of_ceiling(value: float | None, top: float | None) -> float | None:
+    """A model's rho as a share of the ceiling's (None without both, or a ceiling not above 0)."""
+    if value is None or top is None or top <= 0:
+        return None
+    return value / top
+
+
 def rows(study: Study) -> list[dict[str, Any]]:
     """Every evaluation of the study: finished ones by rho_w (a target study: macro rho_w),
-    best first, then the others."""
+    best first, then the others; each with its rho as a share of the human ceiling."""
     evaluations = list(
         Evaluation.objects.filter(study=study).select_related("study").order_by("created_at")
     )
     table = [row(e) for e in evaluations]
+    top = ceiling(study)
+    for r in table:
+        value = r.get("macro_rho") if study.targets else r.get("rho")
+        r["rho_of_ceiling"] = share_of_ceiling(value, None if top is None else top["rho"])
     key = "macro_rho_w" if study.targets else "rho_w"
     return sorted(table, key=lambda x: (x[key] is None, -(x[key] or 0.0)))
 

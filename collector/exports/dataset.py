@@ -11,7 +11,9 @@
 - ``dataset.json``: the card: what was asked, how (parameters, estimator), how much (counts of
   items, votes, voters, ballots), when, under which licence, and what the metrics mean; for a
   target study also its target design (targets, candidates per target, kinds, the question
-  template) and its comparisons and grouped gold files (:mod:`collector.exports.target_files`).
+  template) and its comparisons and grouped gold files (:mod:`collector.exports.target_files`);
+  and the ranking's reliability (split-half with Spearman-Brown, Krippendorff's alpha, the settled
+  top: :func:`collector.studies.reliability.latest_report`, None until computed).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collector.models import Item, Study, Token, Vote
 from collector.studies.creating import study_plan
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
+from collector.studies.reliability import latest_report
 
 METRICS = {
     "rho_w": "Weighted Spearman correlation of Eqs. 7 and 9 of the method's paper: squared rank "
@@ -42,6 +45,21 @@ METRICS = {
     "items (-0.3 at 45 items, -0.45 at 200).",
     "rho": "Spearman's rank correlation (unweighted).",
     "tau": "Kendall's tau-b (unweighted, ties accounted for).",
+}
+RELIABILITY = {
+    "split_half": "The voters (excluded ones left out) split at random into two halves, `splits` "
+    "times from `seed`; each half's votes rescored by the study's estimator; rho and rho_w "
+    "between the halves' scores over the items both scored: `mean` over splits, `corrected` by "
+    "Spearman-Brown (2r / (1 + r), the whole crowd's reliability: the human ceiling for a "
+    "model's correlation), `low`/`high` the 2.5-97.5% range over splits. A target study's "
+    "headline is the mean over its targets (`macro`), with each target's in `targets`.",
+    "alpha": "Krippendorff's alpha (nominal) of the votes: a unit is a pair answered by two or "
+    "more voters, each voter's answer first/second/tie; `units` and `votes` say what it rests on.",
+    "settled_top": "For each top k (10, 20, 50, the last ballot's survivors): each current top "
+    "item's probability of being in the true top k, the share of `resamples` draws of the items' "
+    "strengths from an empirical-Bayes Bradley-Terry posterior with it among the k strongest; "
+    "`expected` is their sum; `settled` when every item is at `threshold` or more, "
+    "else `in_doubt` items below it.",
 }
 TARGET_METRICS = {
     "macro": "A target study: rho_w, tau_w, rho and tau of each target's candidates (ranked by "
@@ -59,7 +77,8 @@ GOLD_COLUMNS = ["token_a", "token_b", "score"]
 # The dataset card's keys (a target study's add TARGET_CARD_KEYS).
 CARD_KEYS = [
     "name", "slug", "question", "licence", "design", "design_options", "estimator", "parameters",
-    "counts", "dates", "files", "spreadsheet_safety", "gold_score", "metrics",
+    "counts", "dates", "files", "spreadsheet_safety", "gold_score", "metrics", "reliability",
+    "reliability_explained",
 ]  # fmt: skip
 TARGET_CARD_KEYS = ["study_kind", "target_design"]
 
@@ -173,6 +192,8 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "Bradley-Terry strength), scaled linearly so that the lowest item is 0 and the highest 10.",
         "metrics": METRICS,
     }
+    card["reliability"] = latest_report(study)
+    card["reliability_explained"] = RELIABILITY
     if study.targets:
         card["study_kind"] = "targets"
         card["target_design"] = target_design(study)

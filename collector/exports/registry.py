@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from collector.exports import dataset, staff_files, study_files, target_files
@@ -46,7 +47,16 @@ REFUSALS: dict[type[Exception], int] = {
 }
 Refused = tuple(REFUSALS)
 
-__all__ = ["EXPORTS", "PARTICIPANT_DATA", "VIEW", "Export", "Options", "Refused", "get"]
+__all__ = [
+    "EXPORTS",
+    "PARTICIPANT_DATA",
+    "VIEW",
+    "Export",
+    "Options",
+    "Refused",
+    "get",
+    "write_gold_and_votes",
+]
 
 
 @dataclass(frozen=True)
@@ -191,6 +201,17 @@ def for_release() -> tuple[Export, ...]:
 def for_permission(permissions: set[str]) -> tuple[Export, ...]:
     """The exports a reader holding ``permissions`` (of :data:`PERMISSIONS`) may read."""
     return tuple(export for export in EXPORTS if export.permission in permissions)
+
+
+def write_gold_and_votes(study: Study, folder: Path) -> tuple[Path, Path]:
+    """The study's ``ranking.csv`` and ``votes.csv`` written into ``folder`` as they download:
+    what ``python -m ranking.evaluate --gold --votes`` reads (the leaderboard's paired
+    difference, :func:`collector.evaluation.paired.compute`, reads them so)."""
+    paths = folder / "ranking.csv", folder / "votes.csv"
+    for path in paths:
+        with open(path, "w", encoding="utf-8", newline="") as out:
+            out.writelines(get(path.name).lines(study))
+    return paths
 
 
 def refusal_status(exc: Exception) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 
 from collector.csv_cells import csv_lines
-from collector.evaluation import leaderboard
+from collector.evaluation import leaderboard, paired
 from collector.evaluation.study_data import gold_provenance
 from collector.exports.options import Options
 from collector.models import Study
@@ -34,7 +34,7 @@ CROWD_KEYS = [
     "format", "version", "model", "sigma_range", "eps_range", "voters", "log_likelihood",
     "source", "profile",
 ]  # fmt: skip
-LEADERBOARD_KEYS = ["study", "gold", "models"]
+LEADERBOARD_KEYS = ["study", "gold", "ceiling", "models", "paired"]
 
 
 def _json(document: dict[str, Any], indent: int | None = None) -> Iterator[str]:
@@ -91,6 +91,14 @@ def leaderboard_csv(study: Study, options: Options) -> Iterator[str]:
 
 
 def leaderboard_json(study: Study, options: Options) -> Iterator[str]:
+    """The leaderboard with the gold's provenance, the human ceiling (None until computed) and
+    the paired differences of two models."""
     return _json(
-        {"study": study.slug, "gold": gold_provenance(study), "models": leaderboard.rows(study)}
+        {
+            "study": study.slug,
+            "gold": gold_provenance(study),
+            "ceiling": leaderboard.ceiling(study),
+            "models": leaderboard.rows(study),
+            "paired": paired.rows(study),
+        }
     )

@@ -39,9 +39,10 @@ def evaluation_uploads() -> Storage:
 # The models, after the defaults they use.
 from .audit import AuditEntry  # noqa: E402
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
-from .evaluations import Evaluation  # noqa: E402
+from .evaluations import Evaluation, ModelComparison  # noqa: E402
 from .members import StudyMember  # noqa: E402
 from .releases import Release  # noqa: E402
+from .reliability import StudyReliability  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
     Ballot,
@@ -68,8 +69,10 @@ __all__ = [
     "Item",
     "ItemScore",
     "Release",
+    "ModelComparison",
     "Study",
     "StudyMember",
+    "StudyReliability",
     "Token",
     "VoidedVote",
     "Vote",

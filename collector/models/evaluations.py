@@ -91,3 +91,34 @@ def _remove_evaluation_upload(sender: type, instance: Evaluation, **_kwargs: obj
     """An evaluation removed before its file was read (or a study deleted) leaves no file."""
     if instance.upload:
         instance.upload.delete(save=False)
+
+
+class ModelComparison(models.Model):
+    """Two evaluated models of a study compared on the same voter resamples: model A minus
+    model B on rho_w, tau_w, rho, tau (a target study's macro means and A&G score too), each
+    with its percentile interval and the share of resamples in which A scores higher
+    (:func:`ranking.evaluation.paired_comparison` through :func:`ranking.evaluation.evaluate`,
+    as ``python -m ranking.evaluate`` with both models). Computed in the background."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="model_comparisons")
+    a = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
+    b = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["a", "b"], name="model_comparison_unique_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.a.name} - {self.b.name} on {self.study}"

@@ -34,7 +34,7 @@ from rest_framework.response import Response
 
 from collector.access import CHANGE, VIEW, get_study, staff_required
 from collector.audit.trail import record
-from collector.evaluation import figures, leaderboard, submitting
+from collector.evaluation import figures, leaderboard, paired, submitting
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study
 from collector.staff.forms import EvaluationForm
@@ -203,10 +203,20 @@ class EvaluationsView(StudyView):
 
     @extend_schema(operation_id="staff_evaluations_list", responses={200: dict, **ERRORS})
     def get(self, request: Request, slug: str) -> Response:
-        """The study's leaderboard: one row per model, best rho_w first; ``gold`` says whether
-        the study's votes came from people (a simulated gold carries a warning)."""
+        """The study's leaderboard: one row per model, best rho_w first, each with its rho as a
+        share of the human ceiling (``rho_of_ceiling``); ``ceiling`` is the study's final
+        split-half reliability (Spearman-Brown corrected); ``paired`` the models compared on
+        the same voter resamples; ``gold`` says whether the study's votes came from people (a
+        simulated gold carries a warning)."""
         study = self.study(request, slug)
-        return Response({"gold": gold_provenance(study), "models": leaderboard.rows(study)})
+        return Response(
+            {
+                "gold": gold_provenance(study),
+                "ceiling": leaderboard.ceiling(study),
+                "models": leaderboard.rows(study),
+                "paired": paired.rows(study),
+            }
+        )
 
     @extend_schema(
         operation_id="staff_evaluations_create",

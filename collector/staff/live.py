@@ -7,10 +7,13 @@ API and CSV, its items without an answered comparison); and the study's time per
 (:func:`collector.studies.pace.pace`, the rule the consent page's promise uses: trusted voters
 only, the median of their medians, the planning floor until enough have answered; read at most
 a minute ago) with the time and cost it projects for every comparison still to come (Eq. 10:
-person-hours = t_comp x comparisons), beside the plan's figure for the same time per comparison.
+person-hours = t_comp x comparisons), beside the plan's figure for the same time per comparison;
+and the latest reliability figures in brief (:func:`collector.staff.reliability.live_summary`:
+the settled top's sentence per ``k``).
 The pay rate comes from the page. ``GET /api/v1/staff/studies/<slug>/live?rate=`` is the staff
-API's view of the same, with the open ballot's items without an answered comparison and the
-interim ranking.
+API's view of the same, with the open ballot's items without an answered comparison, the
+interim ranking (each item's probability of being in the top ``k``) and the full reliability
+report.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ from rest_framework.response import Response
 
 from collector.access import get_study, staff_required
 from collector.models import Ballot, Comparison, Study, Vote
+from collector.staff import reliability
 from collector.staff.study_api import ERRORS, StudyView
 from collector.staff.study_page import interim_ranking
 from collector.studies import creating, lifecycle
 from collector.studies.pace import recent_pace
+from collector.studies.reliability import latest_report
 
 WINDOW = timedelta(minutes=5)
 PACE_MAX_AGE = 60  # seconds: the time per comparison moves slowly, the counts above are live
@@ -102,6 +107,7 @@ def live_status(
         "ballots": ballots,
         "open_ballot": open_ballot["number"] if open_ballot else None,
         "projection": projection,
+        "reliability": reliability.live_summary(study),
     }
 
 
@@ -133,12 +139,22 @@ class LiveView(StudyView):
         rate = hourly_rate(request.query_params.get("rate"))
         status = live_status(study, rate, unanswered=True)
         interim = interim_ranking(study)
+        rows = interim.get("interim_rows", [])
+        report = latest_report(study)
+        settled = reliability.annotate_interim(report, rows) if rows else {}
+        chances = settled.get("interim_probability") or [None] * len(rows)
         status["interim"] = {
             "after_ballot": interim.get("interim_after"),
             "score": interim.get("interim_field"),
+            "settled": settled.get("interim_settled"),
             "rows": [
-                dict(zip(("item_id", "area", "token_a", "token_b", "score"), r, strict=True))
-                for r in interim.get("interim_rows", [])
+                {
+                    **dict(zip(("item_id", "area", "token_a", "token_b", "score"), r, strict=True)),
+                    "top_k": None if chance is None else chance[0],
+                    "probability": None if chance is None else chance[1],
+                }
+                for r, chance in zip(rows, chances, strict=True)
             ],
         }
+        status["reliability"]["report"] = report
         return Response(status)

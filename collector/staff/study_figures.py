@@ -6,8 +6,15 @@
 - ``top-items``: the final top items' scores ballot by ballot (in the spirit of its Fig. 4);
 - ``top-ranking`` (finished studies): the top of the final ranking with pooled Bradley-Terry
   log-strengths and their 95% intervals, the study's top (its last ballot's items) marked;
+- ``settled-top``: the current top ``k`` (20, or the largest stored ``k`` below it) after the
+  latest ballot with each item's probability of being in the true top ``k`` (the stored
+  reliability report, :mod:`collector.studies.reliability`), the 0.95 threshold marked;
 - ``response-times``: response times of the most active voters (pseudonyms), among those whose
   votes carry a response time.
+
+A target study's top figures (``top-items``, ``top-ranking``, ``settled-top``) are drawn for one
+target at a time (``target``: a target's name; the first target by default): targets are never
+mixed in one figure.
 
 Every figure has a title (the SVG's ``<title>``) and a text alternative for the page.
 """
@@ -24,8 +31,8 @@ from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncMinute, TruncSecond
 
 import ranking
-from collector.models import Ballot, Item, ItemScore, Study, Vote
-from collector.studies import pooled_fit
+from collector.models import Area, Ballot, Item, ItemScore, Study, Vote
+from collector.studies import pooled_fit, reliability
 
 FORMATS = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
 TOP_ITEMS = 10  # lines in top-items
@@ -172,23 +179,41 @@ def _slopes(
     return float(np.median(slopes)), (float(slopes.min()), float(slopes.max()))
 
 
-def _final_top(study: Study, count: int) -> list[tuple[int, int, str]]:
-    """(item id, Item.index, label) of the best ``count`` items, by final rank, else by the
-    latest closed ballot's running mean."""
+def targets_of(study: Study) -> list[str]:
+    """A target study's targets in order (empty for an area study)."""
+    if not study.targets:
+        return []
+    return list(
+        Area.objects.filter(study=study).order_by("position").values_list("name", flat=True)
+    )
+
+
+def _final_top(study: Study, count: int, target: str | None = None) -> list[tuple[int, int, str]]:
+    """(item id, Item.index, label) of the best ``count`` items (of ``target`` alone), by final
+    rank, else by the latest closed ballot's running mean."""
     items = Item.objects.filter(study=study, final_rank__isnull=False).order_by("final_rank")
+    latest = ItemScore.objects.filter(ballot__study=study, ybar__isnull=False)
+    if target is not None:
+        items = items.filter(area__name=target)
+        latest = latest.filter(item__area__name=target)
     rows = list(items.values_list("id", "index", "token_a__text", "token_b__text")[:count])
     if not rows:
-        latest = (
-            ItemScore.objects.filter(ballot__study=study, ybar__isnull=False)
-            .order_by("-ballot__number", "-ybar")
-            .values_list("item_id", "item__index", "item__token_a__text", "item__token_b__text")
+        rows = list(
+            latest.order_by("-ballot__number", "-ybar").values_list(
+                "item_id", "item__index", "item__token_a__text", "item__token_b__text"
+            )[:count]
         )
-        rows = list(latest[:count])
+    if target is not None:
+        return [(r[0], r[1], r[3]) for r in rows]  # the candidate: the target is the figure's
     return [(r[0], r[1], f"{r[2]} – {r[3]}") for r in rows]
 
 
-def top_items(study: Study) -> StudyFigure | None:
-    top = _final_top(study, TOP_ITEMS)
+def _of_target(title: str, target: str | None) -> str:
+    return title if target is None else f"{title}, target {target}"
+
+
+def top_items(study: Study, target: str | None = None) -> StudyFigure | None:
+    top = _final_top(study, TOP_ITEMS, target)
     field = "strength" if study.estimator == Study.Estimator.BRADLEY_TERRY else "ybar"
     scores = ItemScore.objects.filter(
         item_id__in=[t[0] for t in top], **{f"{field}__isnull": False}
@@ -198,8 +223,8 @@ def top_items(study: Study) -> StudyFigure | None:
         return None
     label = "Bradley-Terry strength" if field == "strength" else "running mean ybar"
     if {k for _, k, _ in values} == {1}:  # one ballot: each item's one score, a dot per item
-        return _one_ballot_top(study, top, dict((i, v) for i, _, v in values), label)
-    title = f"{study.name}: the top items' scores ballot by ballot"
+        return _one_ballot_top(study, top, dict((i, v) for i, _, v in values), label, target)
+    title = _of_target(f"{study.name}: the top items' scores ballot by ballot", target)
     fig, ax = _figure(title, (6.4, 4.4))
     for item_id, _index, name in top:
         mine = sorted((k, v) for i, k, v in values if i == item_id)
@@ -216,11 +241,15 @@ def top_items(study: Study) -> StudyFigure | None:
 
 
 def _one_ballot_top(
-    study: Study, top: list[tuple[int, int, str]], score: dict[int, float], label: str
+    study: Study,
+    top: list[tuple[int, int, str]],
+    score: dict[int, float],
+    label: str,
+    target: str | None,
 ) -> StudyFigure:
     """The top items of a one-ballot study: a dot per item at its score, best first."""
     shown = [t for t in top if t[0] in score]
-    title = f"{study.name}: the top items' scores (one ballot)"
+    title = _of_target(f"{study.name}: the top items' scores (one ballot)", target)
     fig, ax = _figure(title, (6.4, 0.9 + 0.3 * len(shown)))
     y = np.arange(1, len(shown) + 1)
     ax.plot([score[t[0]] for t in shown], y, "o", ms=5, color="#1f5f99")
@@ -232,24 +261,31 @@ def _one_ballot_top(
     return StudyFigure("top-items", title, text, fig)
 
 
-def top_ranking(study: Study) -> StudyFigure | None:
-    """The final top with the pooled fit stored at the study's end (:mod:`pooled_fit`)."""
+def top_ranking(study: Study, target: str | None = None) -> StudyFigure | None:
+    """The final top with the pooled fit stored at the study's end (:mod:`pooled_fit`); a
+    target study's top of one target, by ``rank_in_target``."""
     if study.status != Study.Status.FINISHED:
         return None
     items = Item.objects.filter(study=study, final_rank__isnull=False).order_by("final_rank")
+    if target is not None:
+        items = items.filter(area__name=target).order_by("rank_in_target")
     if not items.filter(pooled_strength__isnull=False).exists():
         return None  # no trusted vote to fit
     fields = ("id", "index", "token_a__text", "token_b__text", "pooled_strength", "pooled_low",
               "pooled_high")  # fmt: skip
     rows = list(items.values_list(*fields)[:TOP_RANKING])
-    top = [(r[0], r[1], f"{r[2]} – {r[3]}") for r in rows]
+    top = [(r[0], r[1], r[3] if target is not None else f"{r[2]} – {r[3]}") for r in rows]
     s, low, high = (np.array([np.nan if r[k] is None else r[k] for r in rows]) for k in (4, 5, 6))
-    title = f"{study.name}: top {len(top)} of the final ranking, Bradley-Terry 95% intervals"
+    title = _of_target(
+        f"{study.name}: top {len(top)} of the final ranking, Bradley-Terry 95% intervals", target
+    )
     fig, ax = _figure(title, (6.4, 0.6 + 0.22 * len(top)))
     y = np.arange(1, len(top) + 1)
     ax.errorbar(s, y, xerr=[s - low, high - s], fmt="o", ms=3, color="#1f5f99", lw=1, capsize=2)
     last = study.ballots.order_by("-number").first()
-    cut = last.n_items if last is not None else 0
+    cut = last.n_items if last is not None and target is None else 0
+    if target is not None and last is not None:  # the target's candidates in the last ballot
+        cut = ItemScore.objects.filter(ballot=last, item__area__name=target).count()
     if 0 < cut < len(top):
         ax.axhline(cut + 0.5, color="#b42318", ls="--", lw=1, label=f"the study's top ({cut})")
         ax.legend(fontsize=8, frameon=False, loc="lower right")
@@ -318,8 +354,64 @@ def response_times(study: Study) -> StudyFigure | None:
     return StudyFigure("response-times", title, text, fig)
 
 
-def study_figures(study: Study) -> list[StudyFigure]:
-    """Every figure the study has data for, in the order above."""
-    found = [votes_over_time(study), *rescaling(study), top_items(study)]
-    found += [top_ranking(study), response_times(study)]
+SETTLED_K = 20  # the top the settled-top figure shows (or the largest stored k below it)
+
+
+def settled_top(study: Study, target: str | None = None) -> StudyFigure | None:
+    """The current top after the latest ballot with each item's probability of being in the
+    true top ``k``, from the stored reliability report."""
+    report = reliability.latest_report(study)
+    if report is None:
+        return None
+    tops = [
+        t for t in report["settled_top"]
+        if t.get("target") == target and not t.get("custom") and t["k"] <= SETTLED_K
+    ]  # fmt: skip
+    if not tops:
+        return None
+    top = max(tops, key=lambda t: t["k"])
+    k, items = top["k"], top["items"]
+    when = "final" if report["final"] else f"after ballot {report['ballot']}"
+    title = _of_target(
+        f"{study.name}: is the top {k} settled? Each item's probability, {when}", target
+    )
+    fig, ax = _figure(title, (6.4, 0.9 + 0.22 * len(items)))
+    y = np.arange(1, len(items) + 1)
+    p = np.array([entry["probability"] for entry in items])
+    threshold = top["threshold"]
+    colors = ["#1f5f99" if v >= threshold else "#b42318" for v in p]
+    ax.barh(y, p, color=colors, height=0.7)
+    ax.axvline(threshold, color="#57606a", ls="--", lw=1)
+    ax.set_yticks(y, [f"{n}. {entry['item']}" for n, entry in zip(y, items, strict=True)],
+                  fontsize=7)  # fmt: skip
+    ax.set_ylim(len(items) + 0.5, 0.5)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(
+        f"probability of being in the true top {k} (dashed: {threshold:.2f}, settled; red: below)"
+    )
+    verdict = (
+        f"every item is at {threshold:.2f} or more: the top {k} is settled"
+        if top["settled"]
+        else f"{top['in_doubt']} of the {k} items are below {threshold:.2f} (in doubt, red)"
+    )
+    text = (
+        f"The top {k} {'of the final ranking' if report['final'] else when}"
+        f"{'' if target is None else f' of target {target}'}, best "
+        f"first, each with its probability of being in the true top {k} (the share of "
+        f"{report['resamples']} posterior draws with it among their {k} strongest); expected "
+        f"{top['expected']:.1f} of {k} right; {verdict}."
+    )
+    return StudyFigure("settled-top", title, text, fig)
+
+
+def study_figures(study: Study, target: str | None = None) -> list[StudyFigure]:
+    """Every figure the study has data for, in the order above; a target study's top figures of
+    ``target`` (default: its first target)."""
+    if study.targets:
+        names = targets_of(study)
+        target = target if target in names else (names[0] if names else None)
+    else:
+        target = None
+    found = [votes_over_time(study), *rescaling(study), top_items(study, target)]
+    found += [top_ranking(study, target), settled_top(study, target), response_times(study)]
     return [f for f in found if f is not None]

@@ -1,13 +1,14 @@
 """The study page: settings (the design, and a target study's targets and candidates), ballots
-with their progress, exports, the final ranking and, once the study is finished, model
-evaluation (the upload form and the leaderboard)."""
+with their progress, the reliability box, exports, the final ranking (a target study's one
+target at a time, ``?target=``, with ``rank_in_target`` first) and, once the study is finished,
+model evaluation (the upload form and the leaderboard)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -16,7 +17,8 @@ from collector.access import get_study, staff_required
 from collector.evaluation import leaderboard
 from collector.evaluation.study_data import gold_provenance
 from collector.exports import study_files
-from collector.models import Ballot, ItemScore, Study, VoidedVote, Vote
+from collector.models import Area, Ballot, Item, ItemScore, Study, VoidedVote, Vote
+from collector.staff import model_pairs, reliability
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design
@@ -29,6 +31,7 @@ AREA_LEADERBOARD = [
     ("rho_w [95%]", {"value": "rho_w", "low": "rho_w_low", "high": "rho_w_high"}),
     ("tau_w [95%]", {"value": "tau_w", "low": "tau_w_low", "high": "tau_w_high"}),
     ("rho", {"value": "rho"}),
+    ("rho / ceiling", {"value": "rho_of_ceiling"}),
     ("tau", {"value": "tau"}),
     ("chance rho_w [95%]", {"value": "chance_rho_w_mean", "low": "chance_rho_w_low",
                             "high": "chance_rho_w_high"}),
@@ -42,6 +45,7 @@ TARGET_LEADERBOARD = [
     ("macro tau_w [95%]", {"value": "macro_tau_w", "low": "macro_tau_w_low",
                            "high": "macro_tau_w_high"}),
     ("macro rho", {"value": "macro_rho"}),
+    ("macro rho / ceiling", {"value": "rho_of_ceiling"}),
     ("macro tau", {"value": "macro_tau"}),
     ("A&G score [95%]", {"value": "ag_score", "low": "ag_score_low", "high": "ag_score_high"}),
     ("MRR", {"value": "mrr"}),
@@ -80,35 +84,56 @@ def render_study_page(
         "voter_url": request.build_absolute_uri(f"/s/{study.slug}/"),
         "target_counts": target_counts(planned.targets) if planned.targets is not None else None,
     }
+    context.update(reliability.box(study))
     if study.status == Study.Status.RUNNING:
         context.update(interim_ranking(study))
+        rows = context.get("interim_rows") or []
+        if rows:
+            context.update(reliability.annotate_interim(context["reliability"], rows))
+        chances = context.get("interim_probability") or [None] * len(rows)
+        context["interim_table"] = [(*r, c) for r, c in zip(rows, chances, strict=True)]
     if study.status == Study.Status.FINISHED:
-        header = study_files.ranking_header(study)
+        raw: list[Any]
+        if study.targets:
+            names = list(study.areas.order_by("position").values_list("name", flat=True))
+            asked = request.GET.get("target")
+            target = asked if asked in names else names[0]
+            header, raw = target_ranking(study, target)
+            context.update(ranking_targets=names, ranking_target=target)
+        else:
+            header = study_files.ranking_header(study)
+            raw = list(study_files.ranking_rows(study, limit=RANKING_ROWS_SHOWN))
         text = [name in TEXT_COLUMNS for name in header]
-        rows = [
-            [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)]
-            for row in study_files.ranking_rows(study, limit=RANKING_ROWS_SHOWN)
+        shown = [
+            [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)] for row in raw
         ]
-        context.update(ranking_header=header, ranking_rows=rows, ranking_limit=RANKING_ROWS_SHOWN)
+        context.update(ranking_header=header, ranking_rows=shown, ranking_limit=RANKING_ROWS_SHOWN)
         board = leaderboard.rows(study)
         context.update(
             evaluation_form=evaluation_form or EvaluationForm(),
             leaderboard=board,
+            ceiling=leaderboard.ceiling(study),
             gold=gold_provenance(study),
+            **model_pairs.page_context(study),
         )
-        context["leaderboard_table"] = leaderboard_table(board, study.targets)
+        context["leaderboard_table"] = leaderboard_table(board, study.targets, context["ceiling"])
         if study.targets:
             context["target_models"], context["target_table"] = leaderboard.target_table(board)
     return render(request, "staff/study_detail.html", context, status=status)
 
 
-def leaderboard_table(board: list[dict[str, Any]], targets: bool) -> dict[str, Any]:
+def leaderboard_table(
+    board: list[dict[str, Any]], targets: bool, ceiling: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The leaderboard as the page's table shows it (``staff/_leaderboard.html``): the column
-    headers, and each model's row with its cells (a row not scored shows its status instead)."""
+    headers, the human ceiling's row (:func:`collector.evaluation.leaderboard.ceiling`, None
+    until computed) and each model's row with its cells (a row not scored shows its status
+    instead)."""
     columns = TARGET_LEADERBOARD if targets else AREA_LEADERBOARD
     primary = columns[1][1]["value"]
     return {
         "columns": [label for label, _ in columns],
+        "ceiling": None if ceiling is None else [_ceiling_cell(c, ceiling) for _, c in columns],
         "rows": [
             {
                 "row": r,
@@ -118,6 +143,46 @@ def leaderboard_table(board: list[dict[str, Any]], targets: bool) -> dict[str, A
             for r in board
         ],
     }
+
+
+def _ceiling_cell(cell: dict[str, str], ceiling: dict[str, Any]) -> dict[str, Any]:
+    """The ceiling row's cell under a leaderboard column: its voters, its rho_w and rho with
+    their ranges, 1 as its own share; nothing under the other columns."""
+    if "count" in cell:
+        return {"text": f"{ceiling['voters']} voters"}
+    metric = cell.get("value", "").removeprefix("macro_")
+    if metric in ("rho_w", "rho"):
+        return {
+            "value": ceiling[metric],
+            "low": ceiling[f"{metric}_low"],
+            "high": ceiling[f"{metric}_high"],
+        }
+    return {"value": 1.0} if metric == "rho_of_ceiling" else {}
+
+
+TARGET_RANKING_HEADER = [
+    "rank_in_target", "candidate", "kind", "score", "rank", "item_id", "last_ballot",
+    "appearances", "wins", "ties",
+]  # fmt: skip
+
+
+def target_ranking(study: Study, target: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """One target's final ranking, best first, ``rank_in_target`` first (the page's table; the
+    CSV has every column): its best ``RANKING_ROWS_SHOWN`` candidates."""
+    area = Area.objects.get(study=study, name=target)
+    rows = (
+        Item.objects.filter(area=area, final_rank__isnull=False)
+        .annotate(
+            last_ballot=Max("scores__ballot__number"),
+            n_appearances=Sum("scores__appearances"),
+            n_wins=Sum("scores__wins"),
+            n_ties=Sum("scores__ties"),
+        )
+        .order_by("rank_in_target")
+        .values_list("rank_in_target", "token_b__text", "kind", "final_score", "final_rank",
+                     "index", "last_ballot", "n_appearances", "n_wins", "n_ties")
+    )  # fmt: skip
+    return TARGET_RANKING_HEADER, list(rows[:RANKING_ROWS_SHOWN])
 
 
 def target_counts(sizes: np.ndarray) -> dict[str, int]:

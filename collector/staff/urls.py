@@ -14,8 +14,10 @@ from collector.staff import (
     history,
     live,
     managing,
+    model_pairs,
     participants,
     releases,
+    reliability,
     study_list,
     study_new,
     study_page,
@@ -93,6 +95,7 @@ urlpatterns = [
     ),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
+    path("staff/<slug:slug>/reliability/top/", reliability.top_k, name="staff-reliability-top"),
     path(
         "staff/<slug:slug>/voters/<slug:pseudonym>/exclude/",
         voters.exclude,
@@ -113,6 +116,7 @@ urlpatterns = [
     path(
         "staff/<slug:slug>/models/status", evaluations.evaluation_status, name="staff-eval-status"
     ),
+    path("staff/<slug:slug>/models/compare/", model_pairs.compare, name="staff-models-compare"),
     path(
         "staff/<slug:slug>/models/<int:pk>/",
         evaluations.evaluation_detail,
@@ -154,11 +158,21 @@ urlpatterns = [
         name="api-staff-evaluations",
     ),
     path(
+        "api/v1/staff/studies/<slug:slug>/evaluations/paired",
+        model_pairs.PairedView.as_view(),
+        name="api-staff-evaluations-paired",
+    ),
+    path(
         "api/v1/staff/studies/<slug:slug>/evaluations/<int:pk>",
         evaluations.EvaluationView.as_view(),
         name="api-staff-evaluation",
     ),
     path("api/v1/staff/studies/<slug:slug>/live", live.LiveView.as_view(), name="api-staff-live"),
+    path(
+        "api/v1/staff/studies/<slug:slug>/reliability",
+        reliability.ReliabilityView.as_view(),
+        name="api-staff-reliability",
+    ),
     path(
         "api/v1/staff/studies/<slug:slug>/voters",
         voters.VotersView.as_view(),

@@ -30,7 +30,7 @@ from django.utils import timezone
 import ranking
 from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
-from collector.studies import bulk_sql, pooled_fit, questions
+from collector.studies import bulk_sql, pooled_fit, questions, reliability
 from collector.studies.designs import driver
 from ranking.ballots import BallotDriver
 from ranking.protocol import ranks_within_groups
@@ -212,6 +212,8 @@ def finish_close(ballot_id: int) -> str:
         Ballot.objects.filter(id=ballot.pk).update(
             status=Ballot.Status.CLOSED, closed_at=timezone.now()
         )
+        # Its reliability and settled top, in the background once this commits.
+        reliability.request(study.pk, ballot.number)
         if closed.next_pairs is None:
             _finish(study, ballots, out.score, item_ids)
             return f"ballot {ballot.number} closed; study {study.slug} finished"

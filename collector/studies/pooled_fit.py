@@ -7,8 +7,9 @@ on the closes queue (``collector.tasks.store_pooled_fit``); until it has run the
 ``pooled_fit_at`` is empty and the pages and ``dataset.json`` say the fit is pending. Beat's
 sweep sends a fit again when it has been pending longer than ``STUCK_CLOSING_SECONDS``, and an
 exclusion after the end stores it again (``collector.tasks.refit_pooled``). The fit: every item's
-log-strength and a 95% Wald interval for the best ``TOP`` items of the final ranking
-(:func:`ranking.protocol.strength_intervals`, one sparse solve each). Votes of excluded voters are
+log-strength and a 95% Wald interval for the best ``TOP`` items of the final ranking (of every
+target's ranking in a target study: ``rank_in_target`` up to ``TOP``), by
+:func:`ranking.protocol.strength_intervals`, one sparse solve each. Votes of excluded voters are
 left out. The study's top-ranking figure reads them.
 """
 
@@ -59,12 +60,12 @@ def _fit(study_id: int) -> None:
     low, high = np.full(n, np.nan), np.full(n, np.nan)
     if rows.voter.size and n >= 2:
         strength = ranking.bradley_terry(n, rows.pairs, rows.first_score)
-        top = np.array(
-            Item.objects.filter(study_id=study_id, final_rank__isnull=False)
-            .order_by("final_rank")
-            .values_list("index", flat=True)[:TOP],
-            dtype=np.int64,
-        )
+        ranked = Item.objects.filter(study_id=study_id, final_rank__isnull=False)
+        if ranked.filter(rank_in_target__isnull=False).exists():  # a target study: per target
+            chosen = ranked.filter(rank_in_target__lte=TOP).values_list("index", flat=True)
+        else:
+            chosen = ranked.order_by("final_rank").values_list("index", flat=True)[:TOP]
+        top = np.array(list(chosen), dtype=np.int64)
         if top.size:
             low[top], high[top] = ranking.protocol.strength_intervals(
                 n, rows.pairs, rows.first_score, strength, top

@@ -1,26 +1,454 @@
-"""A study's stored reliability report: split-half reliability, Krippendorff's alpha and the
-settled top after its latest closed ballot.
+"""A study's reliability and settled top after each closed ballot, stored for its pages.
 
-:func:`latest_report` is what the other parts read (a release's dataset card among them). This
-module returns None (nothing stored) until the reliability reports are computed and stored per
-ballot; the report's keys are those of the docstring below.
+After every ballot's close (and at the study's end) a background job on the ``closes`` queue
+computes, from the votes of ballots ``1..k`` of the voters not excluded:
+
+- split-half reliability (:func:`ranking.evaluation.split_half`): the voters split at random
+  into halves, each half rescored by the study's estimator, the halves' rho and rho_w with their
+  Spearman-Brown correction and 2.5-97.5% range over the splits; per target and their macro mean
+  in a target study;
+- Krippendorff's alpha of the votes (:func:`ranking.evaluation.vote_alpha`) and its units;
+- the settled top (:func:`settled_top`, the one call of ``ranking``'s estimator): for
+  ``k`` = 10, 20, 50 and the survivors of the ballot (per target in a target study), each current
+  top item's probability of being in the true top ``k`` (the share of draws from the
+  empirical-Bayes Bradley-Terry posterior of the items' strengths with the item among the draw's
+  ``k`` strongest, ``ranking``'s default method), and the expected overlap.
+
+It is stored in :class:`collector.models.StudyReliability`; :func:`latest_report` is what the
+pages, the API, ``dataset.json``, ``manage.py study_reliability`` and a release read. Seeds: the
+generator of ballot ``k`` is ``stream(study.seed, k, Purpose.RELIABILITY)`` (its first spawned
+child splits the voters, its second draws the settled top's posterior draws), so the page, the
+API and the command give the same figures for the same seed, splits and draws (``resamples``).
+The splits are capped by :func:`ranking.evaluation.settled_top.resamples_for` at large studies.
+
+A ``k`` staff type (:func:`request_k`) is computed by its own background job on the same
+generator as the stored tops, so it agrees with them where they overlap.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from collector.models import Study
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.utils import timezone
+
+from collector import jobs
+from collector.models import Area, Ballot, Item, Study, StudyReliability
+from collector.studies import bulk_sql
+from collector.studies.designs import study_groups
+from ranking.ballots import Purpose, StudyVotes, stream
+from ranking.evaluation import split_half, vote_alpha
+from ranking.evaluation.settled_top import (
+    DEFAULT_KS,
+    SETTLED,
+    SettledTop,
+    resamples_for,
+    survivors,
+    votes_until,
+)
+from ranking.evaluation.settled_top import settled_top as top_estimate
+
+__all__ = [
+    "MAX_CUSTOM_K",
+    "ReliabilityRefused",
+    "Status",
+    "compute",
+    "latest_report",
+    "request",
+    "request_k",
+    "resend_stuck",
+    "settled_top",
+    "status",
+    "store_k",
+    "store_report",
+    "study_votes",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_CUSTOM_K = 1000  # the largest k staff may type (each costs one posterior fit and its draws)
+MAX_CUSTOM_PER_BALLOT = 10  # typed k kept per ballot
+
+
+class ReliabilityRefused(ValueError):
+    """A typed ``k`` that cannot be computed (the message says why)."""
+
+
+@dataclass(frozen=True)
+class StudyInputs:
+    """A study's votes as ``ranking`` reads them, with the names the report shows."""
+
+    votes: StudyVotes
+    labels: list[str]  # per item index: "token_a – token_b", or a target study's candidate
+    targets: list[str] | None  # per group: the target's name
+
+
+def study_votes(study: Study) -> StudyInputs | None:
+    """The study's votes of its closed ballots, without those of excluded voters, with every
+    ballot's items (a target study's targets as groups); None before any closed ballot's vote."""
+    ballots = list(study.ballots.order_by("number").values_list("id", "number", "status"))
+    closed = [number for _, number, status in ballots if status == Ballot.Status.CLOSED]
+    if not closed:
+        return None
+    rows = bulk_sql.study_votes(study.pk).trusted()
+    keep = rows.ballot <= max(closed)
+    if not keep.any():
+        return None
+    _, voters = np.unique(rows.voter[keep], return_inverse=True)
+    items = list(
+        Item.objects.filter(study=study)
+        .order_by("index")
+        .values_list("token_a__text", "token_b__text")
+    )
+    groups = study_groups(study)
+    targets = None
+    if groups is not None:
+        names = dict(Area.objects.filter(study=study).values_list("position", "name"))
+        targets = [names[g] for g in range(int(groups.max()) + 1)]
+    votes = StudyVotes(
+        n_items=len(items),
+        ballot=rows.ballot[keep].astype(np.int64) - 1,
+        pairs=rows.pairs[keep].astype(np.int64),
+        first_score=rows.first_score[keep].astype(np.float64),
+        voter=voters.astype(np.int64),
+        ballot_items=tuple(bulk_sql.ballot_members(ballot_id) for ballot_id, _, _ in ballots),
+        groups=groups,
+    )
+    labels = [b if groups is not None else f"{a} – {b}" for a, b in items]
+    return StudyInputs(votes, labels, targets)
+
+
+def generators(seed: int, after: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """The split-half and the settled top's generators after ballot ``after``."""
+    splits, top = stream(seed, after, Purpose.RELIABILITY).spawn(2)
+    return splits, top
+
+
+def settled_top(
+    votes: StudyVotes,
+    rng: np.random.Generator,
+    *,
+    after: int,
+    ks: Sequence[int],
+    with_survivors: bool,
+    resamples: int,
+    estimator: str,
+) -> SettledTop:
+    """The one call of ``ranking``'s settled-top estimator (the estimator may change under it)."""
+    return top_estimate(
+        votes, rng, after=after, ks=ks, with_survivors=with_survivors, resamples=resamples,
+        estimator=estimator,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _correlation(block: Any) -> dict[str, Any]:
+    return {"rho": block.rho.to_dict(), "rho_w": block.rho_w.to_dict(), "items": block.items}
+
+
+def _top_entries(
+    top: SettledTop, inputs: StudyInputs, kept: np.ndarray, *, custom: bool = False
+) -> list[dict[str, Any]]:
+    entries = []
+    for entry in top.tops:
+        group = entry.group
+        entries.append(
+            {
+                "k": entry.k,
+                "target": None if group is None else inputs.targets[group],  # type: ignore[index]
+                "survivors": not custom and entry.k == int(kept[group or 0]),
+                "custom": custom,
+                "expected": round(entry.expected_overlap, 3),
+                "settled": entry.settled,
+                "in_doubt": entry.in_doubt,
+                "threshold": entry.threshold,
+                "text": entry.describe(),
+                "items": [
+                    {
+                        "item": inputs.labels[int(i)],
+                        "item_id": int(i),
+                        "probability": round(float(p), 4),
+                    }
+                    for i, p in zip(entry.items, entry.probability, strict=True)
+                ],
+            }
+        )
+    return entries
+
+
+def compute(
+    study: Study,
+    after: int,
+    *,
+    seed: int | None = None,
+    splits: int | None = None,
+    resamples: int | None = None,
+    final: bool = False,
+    inputs: StudyInputs | None = None,
+) -> dict[str, Any]:
+    """The report after ballot ``after`` (the :func:`latest_report` dict, without custom tops).
+
+    Raises ValueError when ``after`` is not a closed ballot with votes.
+    """
+    seed = study.seed if seed is None else int(seed)
+    inputs = inputs or study_votes(study)
+    if inputs is None:
+        raise ValueError(f"study {study.slug} has no votes in a closed ballot yet")
+    closed = study.ballots.filter(status=Ballot.Status.CLOSED, number=after).exists()
+    if not closed:
+        raise ValueError(f"ballot {after} of study {study.slug} is not closed")
+    until = votes_until(inputs.votes, after)
+    wanted_splits = resamples_for(until, splits or settings.RELIABILITY_SPLITS)
+    wanted_resamples = resamples or settings.RELIABILITY_RESAMPLES
+    split_rng, top_rng = generators(seed, after)
+    report: dict[str, Any] = {
+        "ballot": after,
+        "final": final,
+        "computed_at": timezone.now().isoformat(),
+        "splits": wanted_splits,
+        "seed": seed,
+        "voters": int(np.unique(until.voter).size),
+        "votes": until.n_votes,
+        "estimator": study.estimator,
+        "threshold": SETTLED,
+        "split_half": None,
+        "notes": [],
+    }
+    try:
+        halves = split_half(until, split_rng, splits=wanted_splits, estimator=study.estimator)  # type: ignore[arg-type]
+    except ValueError as exc:
+        report["notes"].append(f"split-half reliability: {exc}")
+    else:
+        headline = halves.headline
+        block: dict[str, Any] = {"scope": "whole" if halves.whole is not None else "macro"}
+        if headline is not None:
+            block.update(_correlation(headline))
+        if inputs.targets is not None and halves.macro is not None:
+            block["targets"] = [
+                {"target": name, **_correlation(t)}
+                for name, t in zip(inputs.targets, halves.targets, strict=True)
+            ]
+            block["macro"] = _correlation(halves.macro)
+        report["split_half"] = block
+    overall, per_target, macro = vote_alpha(until)
+    report["alpha"] = overall.to_dict()
+    if inputs.targets is not None and macro is not None:
+        report["alpha"]["targets"] = [
+            {"target": name, **a.to_dict()}
+            for name, a in zip(inputs.targets, per_target, strict=True)
+        ]
+        report["alpha"]["macro"] = macro.to_dict()
+    top = settled_top(
+        inputs.votes, top_rng, after=after, ks=DEFAULT_KS, with_survivors=True,
+        resamples=wanted_resamples, estimator=study.estimator,
+    )  # fmt: skip
+    report["resamples"] = top.resamples
+    report["settled_top"] = _top_entries(top, inputs, survivors(inputs.votes, after))
+    return report
+
+
+# --- stored reports ---------------------------------------------------------------------------
+
+
+def request(study_id: int, ballot: int) -> None:
+    """Ask for the report after ``ballot`` (in the close's transaction): a pending row, and
+    the job sent once the transaction commits."""
+    StudyReliability.objects.update_or_create(
+        study_id=study_id,
+        ballot=ballot,
+        defaults={"requested_at": timezone.now(), "error": ""},
+    )
+    jobs.study_reliability_after_commit(study_id, ballot)
+
+
+def store_report(study_id: int, ballot: int) -> str:
+    """Compute and store the report after ``ballot`` (the background job; safe to run twice)."""
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        return f"study {study_id} does not exist"
+    last = (
+        study.ballots.filter(status=Ballot.Status.CLOSED)
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
+    )
+    final = study.status == Study.Status.FINISHED and last == ballot
+    try:
+        report = compute(study, ballot, final=final)
+    except Exception as exc:  # stored for the page; a demo's in-process close must not fail
+        log.exception("reliability of study %s after ballot %s failed", study.slug, ballot)
+        StudyReliability.objects.update_or_create(
+            study_id=study_id, ballot=ballot,
+            defaults={"requested_at": timezone.now(), "error": str(exc)[:2000],
+                      "computed_at": timezone.now()},
+        )  # fmt: skip
+        return f"study {study.slug} after ballot {ballot}: {exc}"
+    StudyReliability.objects.update_or_create(
+        study_id=study_id,
+        ballot=ballot,
+        defaults={
+            "final": final,
+            "requested_at": timezone.now(),
+            "computed_at": timezone.now(),
+            "seed": report["seed"],
+            "splits": report["splits"],
+            "resamples": report["resamples"],
+            "result": report,
+            "error": "",
+        },
+    )
+    return f"study {study.slug} after ballot {ballot}: reliability stored"
+
+
+def _latest(study: Study) -> StudyReliability | None:
+    return (
+        StudyReliability.objects.filter(study=study, result__isnull=False)
+        .order_by("-ballot")
+        .first()
+    )
+
+
+def _with_custom(row: StudyReliability) -> dict[str, Any]:
+    report = dict(row.result or {})
+    custom = [entry for k in sorted(row.custom, key=int) for entry in row.custom[k]]
+    report["settled_top"] = [*report.get("settled_top", []), *custom]
+    report["requested"] = sorted(row.requested)
+    return report
 
 
 def latest_report(study: Study) -> dict[str, Any] | None:
-    """The latest stored report of ``study``, or None when none is stored yet.
+    """The latest stored report of the study (JSON-ready), or None when none is stored yet.
 
-    A report is a JSON object: ``ballot`` (int), ``final`` (bool), ``computed_at`` (ISO time),
-    ``splits``, ``seed``, ``voters``; ``split_half``: ``rho`` and ``rho_w`` (each ``mean``,
-    ``corrected``: Spearman-Brown, ``low``, ``high``) and ``items`` (and for a target study
-    ``targets``, one per target, and ``macro``); ``alpha``: ``alpha`` (None when too few pairs
-    were answered twice), ``units``, ``votes``; ``settled_top``: one per ``k`` with ``expected``,
-    ``settled``, ``in_doubt`` and ``items`` (``item`` label, ``probability``); ``threshold``.
+    Keys: ``ballot`` (the figures hold after it), ``final``, ``computed_at`` (ISO), ``splits``,
+    ``seed``, ``voters``, ``votes``, ``resamples``, ``estimator``, ``threshold`` (0.95);
+    ``split_half`` (None with fewer than two voters): ``rho`` and ``rho_w`` each ``{"mean",
+    "corrected", "low", "high", "corrected_low", "corrected_high"}``, ``items`` and ``scope``
+    (``whole``; a target study's headline is its ``macro``, with ``targets`` ``[{"target", "rho",
+    "rho_w", "items"}]`` and ``macro`` too); ``alpha``: ``{"alpha", "units", "votes"}`` (a target
+    study's with ``targets`` and ``macro``); ``settled_top``: ``[{"k", "target", "survivors",
+    "custom", "expected", "settled", "in_doubt", "threshold", "text", "items": [{"item",
+    "item_id", "probability"}]}]``; ``notes``; ``requested`` (typed ``k`` still computing).
     """
-    return None
+    row = _latest(study)
+    return None if row is None else _with_custom(row)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the study page shows: the latest report, and whether a newer one is computing."""
+
+    report: dict[str, Any] | None
+    pending_ballot: int | None  # a closed ballot whose figures are being computed
+    error: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"report": self.report, "pending_ballot": self.pending_ballot, "error": self.error}
+
+
+def status(study: Study) -> Status:
+    """The latest stored report, the ballot whose figures are computing (if any) and the
+    newest ballot's error (figures that could not be computed, e.g. no votes)."""
+    newest = StudyReliability.objects.filter(study=study).order_by("-ballot").first()
+    if newest is None:
+        return Status(None, None, "")
+    done = newest if newest.result is not None else _latest(study)
+    waiting = newest.result is None and not newest.error
+    return Status(
+        None if done is None else _with_custom(done),
+        newest.ballot if waiting else None,
+        newest.error if newest.result is None else "",
+    )
+
+
+def resend_stuck(now: datetime | None = None) -> dict[str, int]:
+    """Beat's sweep (``collector.tasks.sweep_ballots``, with the lost evaluations of
+    :func:`collector.evaluation.queueing.resend_lost`): send again the jobs of reports asked for
+    over ``RELIABILITY_STUCK_SECONDS`` ago and neither stored nor failed, and of typed tops still
+    computing (a worker killed, a broker down or flushed). Each is sent once per
+    ``RELIABILITY_STUCK_SECONDS`` at most; a job that runs twice stores the same figures."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:  # no broker: every job ran in the process that asked
+        return {"reliability_resent": 0}
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS)
+    rows = list(
+        StudyReliability.objects.filter(requested_at__lt=stale)
+        .filter(Q(result__isnull=True, error="") | ~Q(requested=[]))
+        .annotate(missing=ExpressionWrapper(Q(result__isnull=True), BooleanField()))
+        .values_list("pk", "study_id", "ballot", "requested", "missing")
+    )
+    for pk, study_id, ballot, ks, missing in rows:
+        StudyReliability.objects.filter(pk=pk).update(requested_at=now)
+        try:
+            if missing:
+                jobs.send_reliability(study_id, ballot)
+            else:
+                for k in ks:
+                    jobs.send_settled_top_k(pk, int(k))
+        except Exception:
+            log.exception("cannot send reliability %s again; the next sweep tries again", pk)
+    return {"reliability_resent": len(rows)}
+
+
+# --- a typed k ----------------------------------------------------------------------------------
+
+
+def request_k(study: Study, k: int) -> tuple[StudyReliability, bool]:
+    """Ask for the settled top ``k`` after the latest stored ballot (computed in the
+    background): the report's row, and whether a job was sent (False: that ``k`` is stored or
+    computing already); raises :class:`ReliabilityRefused` for a ``k`` out of range."""
+    row = _latest(study)
+    if row is None:
+        raise ReliabilityRefused("no reliability figures yet: wait for the first ballot's close")
+    groups = study_groups(study)
+    largest = int(np.bincount(groups).max()) if groups is not None else study.items.count()
+    most = min(MAX_CUSTOM_K, largest - 1)
+    if not 1 <= k <= most:
+        which = "a target's candidates" if groups is not None else "the study's items"
+        raise ReliabilityRefused(
+            f"k must be a whole number from 1 to {most} (fewer than {which}, at most "
+            f"{MAX_CUSTOM_K}), got {k}"
+        )
+    with transaction.atomic():
+        row = StudyReliability.objects.select_for_update().get(pk=row.pk)
+        known = {e["k"] for e in (row.result or {}).get("settled_top", []) if not e["custom"]}
+        if k in known or str(k) in row.custom or k in row.requested:
+            return row, False
+        if len(row.custom) + len(row.requested) >= MAX_CUSTOM_PER_BALLOT:
+            raise ReliabilityRefused(
+                f"at most {MAX_CUSTOM_PER_BALLOT} typed tops per ballot; these are computed: "
+                + ", ".join(str(x) for x in sorted([*map(int, row.custom), *row.requested]))
+            )
+        row.requested = sorted([*row.requested, k])
+        row.requested_at = timezone.now()
+        row.save(update_fields=["requested", "requested_at"])
+        jobs.settled_top_k_after_commit(row.pk, k)
+    return row, True
+
+
+def store_k(row_id: int, k: int) -> str:
+    """Compute and store the typed top ``k`` of a stored report (the background job)."""
+    row = StudyReliability.objects.select_related("study").filter(pk=row_id).first()
+    if row is None or row.result is None:
+        return f"reliability {row_id} is gone or not computed"
+    study = row.study
+    inputs = study_votes(study)
+    entries: list[dict[str, Any]] = []
+    if inputs is not None:
+        _, top_rng = generators(row.seed, row.ballot)
+        top = settled_top(
+            inputs.votes, top_rng, after=row.ballot, ks=[k], with_survivors=False,
+            resamples=settings.RELIABILITY_RESAMPLES, estimator=study.estimator,
+        )  # fmt: skip
+        entries = _top_entries(top, inputs, np.zeros(1, dtype=np.int64), custom=True)
+    with transaction.atomic():
+        row = StudyReliability.objects.select_for_update().get(pk=row_id)
+        row.custom = {**row.custom, str(k): entries}
+        row.requested = [x for x in row.requested if x != k]
+        row.save(update_fields=["custom", "requested"])
+    return f"study {study.slug} after ballot {row.ballot}: top {k} stored"

@@ -49,6 +49,7 @@ class Purpose(enum.IntEnum):
     EVALUATION = 5  # ballot 0: the chance baseline and voter bootstrap of every model
     CROWD_FIT = 6  # ballot 0: the crowd noise fit's vote sample and calibration
     SIMULATED_VOTERS = 7  # the simulator: which simulated voter answers each comparison
+    RELIABILITY = 8  # after ballot k: split-half reliability and the settled top
 
 
 def stream(seed: int, ballot: int, purpose: Purpose) -> np.random.Generator:

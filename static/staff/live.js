@@ -1,5 +1,6 @@
 // The study page's live figures: polls live.json every 5 s and updates the open ballot's
-// progress, its rate and time left, the ballot table's bars, and the projected time and cost.
+// progress, its rate and time left, the ballot table's bars, the projected time and cost, and
+// whether the top is settled (the latest reliability figures, computed after each ballot).
 (function () {
   "use strict";
   var box = document.getElementById("live");
@@ -8,6 +9,7 @@
   var ballotText = document.getElementById("live-ballot");
   var projectionText = document.getElementById("live-projection");
   var rate = document.getElementById("live-rate");
+  var settledText = document.getElementById("live-settled");
   var KEY = "collector-hourly-rate";
   rate.value = window.localStorage.getItem(KEY) || "";
 
@@ -56,6 +58,16 @@
       text += "; at " + fixed(p.hourly_rate, 2) + " an hour, about " + fixed(p.cost_left, 2) + " still to pay (the whole plan: " + fixed(p.planned_cost, 2) + ")";
     }
     projectionText.textContent = text + ".";
+    var r = data.reliability;
+    if (r && settledText) {
+      var parts = [];
+      if (r.after_ballot !== null) {
+        parts.push("Is the top settled? After ballot " + r.after_ballot + ":");
+        r.tops.slice(0, 3).forEach(function (t) { parts.push(t.sentence); });
+      }
+      if (r.pending_ballot !== null) parts.push("Computing the figures after ballot " + r.pending_ballot + "…");
+      settledText.textContent = parts.join(" ");
+    }
   }
 
   async function poll() {

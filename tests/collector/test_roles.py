@@ -19,8 +19,10 @@ from collector.models import (
     Ballot,
     Evaluation,
     Release,
+    ModelComparison,
     Study,
     StudyMember,
+    StudyReliability,
     Vote,
     Voter,
 )
@@ -94,6 +96,8 @@ ENDPOINTS = [
     Endpoint("api-staff-figures", "get", f"{API}/figures", VIEW, json=True),
     Endpoint("api-staff-crowd", "get", f"{API}/crowd", VIEW, json=True),
     Endpoint("api-staff-history", "get", f"{API}/history", VIEW, json=True),
+    Endpoint("api-staff-reliability", "get", f"{API}/reliability", VIEW, json=True),
+    Endpoint("api-staff-evaluations-paired", "get", f"{API}/evaluations/paired", VIEW, json=True),
     # Changes.
     Endpoint("staff-study-edit", "get", f"{S}/edit/", CHANGE),
     Endpoint("staff-study-edit", "post", f"{S}/edit/", CHANGE, {"name": "Renamed"}),
@@ -122,6 +126,23 @@ ENDPOINTS = [
         json=True,
     ),  # fmt: skip
     Endpoint("staff-evaluation-new", "post", f"{S}/models/", CHANGE, {"name": "m"}),
+    Endpoint("staff-reliability-top", "post", f"{S}/reliability/top/", CHANGE, {"k": "2"}),
+    Endpoint("api-staff-reliability", "post", f"{API}/reliability", CHANGE, {"k": 3}, json=True),
+    Endpoint(
+        "staff-models-compare",
+        "post",
+        f"{S}/models/compare/",
+        CHANGE,
+        {"a": "{evaluation}", "b": "{evaluation}"},
+    ),  # fmt: skip
+    Endpoint(
+        "api-staff-evaluations-paired",
+        "post",
+        f"{API}/evaluations/paired",
+        CHANGE,
+        {"a": "{evaluation}", "b": "{evaluation}"},
+        json=True,
+    ),  # fmt: skip
     Endpoint("api-staff-evaluations", "post", f"{API}/evaluations", CHANGE, json=True),
     Endpoint("staff-voter-exclude", "post", f"{S}/voters/{{voter}}/exclude/", CHANGE),
     Endpoint(
@@ -176,6 +197,12 @@ def state(study_id: int) -> tuple:
         sorted(StudyMember.objects.filter(study_id=study_id).values_list("user__username", "role")),
         AuditEntry.objects.count(),
         sorted(Release.objects.filter(study_id=study_id).values_list("version", "status")),
+        sorted(
+            StudyReliability.objects.filter(study_id=study_id).values_list(
+                "ballot", "requested", "custom"
+            )
+        ),
+        ModelComparison.objects.filter(study_id=study_id).count(),
     )
 
 

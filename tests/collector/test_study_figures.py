@@ -10,6 +10,7 @@ from django.db.models import F
 
 from collector.models import Vote
 from collector.staff import study_figures
+from collector.studies import reliability
 from tests.collector.helpers import finished_study, staff_user
 from tests.factories import make_study
 
@@ -25,13 +26,15 @@ def finished(client, monkeypatch):
     )
     # The simulated crowd answers instantly: give its votes response times, as browsers send.
     Vote.objects.update(response_ms=500 + (F("id") * 7919) % 4000)
+    reliability.store_report(study.pk, 3)  # the settled top's figure reads it
     return study
 
 
 def test_a_finished_study_has_every_figure_each_with_a_title_and_a_text(finished):
     names = [f.name for f in study_figures.study_figures(finished)]
     assert names == [
-        "votes", "rescaling-2", "rescaling-3", "top-items", "top-ranking", "response-times",
+        "votes", "rescaling-2", "rescaling-3", "top-items", "top-ranking", "settled-top",
+        "response-times",
     ]  # fmt: skip
     for figure in study_figures.study_figures(finished):
         svg = figure.svg()
@@ -41,7 +44,7 @@ def test_a_finished_study_has_every_figure_each_with_a_title_and_a_text(finished
 
 def test_the_figures_page_shows_them_inline_with_their_captions(client, finished):
     page = client.get("/staff/figs/figures/").content.decode()
-    assert page.count("<svg") == 6 and page.count("<figcaption>") == 6
+    assert page.count("<svg") == 7 and page.count("<figcaption>") == 7
     assert "slope b = " in page and "95% intervals" in page
     png = client.get("/staff/figs/figures/top-ranking.png")
     assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
@@ -53,7 +56,7 @@ def test_the_command_writes_every_figure_as_a_pdf(finished, tmp_path):
     out = io.StringIO()
     call_command("study_figures", "figs", "--out", str(tmp_path), stdout=out)
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert len(files) == 6 and all(f.endswith(".pdf") for f in files)
+    assert len(files) == 7 and all(f.endswith(".pdf") for f in files)
     assert all((tmp_path / f).read_bytes().startswith(b"%PDF") for f in files)
 
 

@@ -1,0 +1,47 @@
+"""The study page's Reliability box in a real browser, on a wide screen and on a phone: the
+figures, the settled tops and the form for another k are shown and fit the screen's width. With
+SCREENSHOT_DIR set, each page is kept as a PNG."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from playwright.sync_api import expect
+
+from collector import jobs
+from collector.studies import reliability
+from tests.browser import logged_in, shot
+from tests.collector.helpers import finished_study, staff_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_reliability_box_shows_its_figures_and_fits_the_screen(
+    live_server, browser, monkeypatch, settings, width
+):
+    settings.RELIABILITY_SPLITS = 20
+    settings.RELIABILITY_RESAMPLES = 40
+    owner = staff_user(username="olivia")
+    with mock.patch.object(jobs, "study_reliability_after_commit", lambda *args: None):
+        study = finished_study(monkeypatch, created_by=owner, slug="steady", name="Steady study")
+    reliability.store_report(study.pk, study.ballots.count())
+    report = reliability.latest_report(study)
+    context = logged_in(browser, live_server.url, owner, width=width)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/staff/steady/#reliability")
+    box = page.locator("#reliability")
+    expect(box.get_by_role("heading", level=2)).to_contain_text("final")
+    corrected = report["split_half"]["rho"]["corrected"]
+    expect(box).to_contain_text(f"rho {corrected:.3f}")
+    expect(box.locator("ul.settled li").first).to_contain_text("top 10: expected")
+    expect(box.get_by_label("Another top k")).to_be_visible()
+    right = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('#reliability *')]"
+        ".map(e => e.getBoundingClientRect().right))"
+    )
+    assert right <= width, f"the box reaches {right} px on a {width} px screen"
+    box.scroll_into_view_if_needed()
+    shot(page, f"reliability-{width}")
+    context.close()
