@@ -108,6 +108,8 @@ def build_release_after_commit(release_id: int) -> None:
 def send_release_build(release_id: int) -> None:
     """Send a building release's job now (the sweep's resend of a lost one)."""
     current_app.send_task(BUILD_RELEASE, (release_id,), ignore_result=True)
+
+
 def study_reliability_after_commit(study_id: int, ballot: int) -> None:
     """Compute and store the study's reliability and settled top after ``ballot``, once the
     close that asks for it commits; a broker that is down is logged, not raised (the close has

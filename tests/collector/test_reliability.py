@@ -86,7 +86,7 @@ def targets(owner, monkeypatch, settings) -> Study:
     return study
 
 
-def test_a_close_in_the_worker_stores_the_report_after_that_ballot(celery_worker, settings):
+def test_a_close_in_the_worker_stores_the_report_after_that_ballot(evaluations_worker, settings):
     study = make_study(n_tokens=8, n_ballots=2, seed=3)
     ballot = study.ballots.get(number=1)
     simulate(study)
