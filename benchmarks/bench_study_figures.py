@@ -4,7 +4,8 @@ Builds (once; ``--reuse`` keeps it) a study of ``--items`` items, M = 20, alpha 
 answered by a simulated crowd of 100 voters (a preference for the lower item index, 5% ties,
 response times of 1-10 s, votes spread over a day) and closed ballot by ballot through the
 lifecycle: about 2 million votes. Then times each figure (its queries, its drawing and its SVG),
-three times. Needs PostgreSQL::
+three times. Each close is timed (the jobs it sends, the reliability report and the last
+close's pooled fit, are the worker's: the pooled fit is timed on its own). Needs PostgreSQL::
 
     createdb -h 127.0.0.1 -U postgres collector_bench
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/collector_bench \\
@@ -36,11 +37,14 @@ def build(n_items: int) -> int:
     from benchmarks.simulated_ballots import answer_ballot
     from collector import jobs
     from collector.models import Ballot, Study, Voter
-    from collector.studies import creating, importing, lifecycle
+    from collector.studies import creating, importing, lifecycle, pooled_fit
 
     for study_id in Study.objects.filter(name=NAME).values_list("id", flat=True):
         lifecycle.delete_study(study_id)
     jobs.send_finish_close = lambda ballot_id: None  # closes run below, in this process
+    # The jobs a close sends run in the worker, not in the close: timed apart below.
+    jobs.send_reliability = lambda study_id, ballot: None
+    jobs.send_pooled_fit = lambda study_id: None
     n_tokens = int(np.ceil((1 + np.sqrt(1 + 8 * n_items)) / 2))
     areas = importing.parse_tokens(
         "".join(f"Bench,token {i}\n" for i in range(n_tokens)), max_bytes=10**8
@@ -75,8 +79,14 @@ def build(n_items: int) -> int:
             ballot, voter_ids, rng,
             voter_of=lambda n: voter_ids[rng.integers(0, 100, n)], more_columns=when,
         )  # fmt: skip
+        t1 = time.perf_counter()
         result = lifecycle.finish_close(ballot.pk)
-        print(f"ballot {number}: {n_votes:,} votes, {time.perf_counter() - t0:.1f} s: {result}")
+        t2 = time.perf_counter()
+        print(f"ballot {number}: {n_votes:,} votes, {t2 - t0:.1f} s (the close {t2 - t1:.1f} s): "
+              f"{result}")  # fmt: skip
+    t0 = time.perf_counter()
+    pooled_fit.store_pooled_fit(study.pk, again=False)  # the job the last close sent
+    print(f"the pooled fit (its own job after the last close): {time.perf_counter() - t0:.1f} s")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return study.pk

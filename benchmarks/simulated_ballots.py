@@ -96,6 +96,7 @@ def close_only(ballot_id: int) -> None:
 
     sent: list[int] = []
     jobs.send_pooled_fit = sent.append  # the worker's next task, timed on its own
+    jobs.send_reliability = lambda study_id, ballot: None  # the worker's too (bench_reliability)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (backend,) = cursor.fetchone()
