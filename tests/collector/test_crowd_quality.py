@@ -67,7 +67,7 @@ def test_the_ballot_table_counts_the_voided_votes_the_exclusion_reported(client,
     done = client.post(f"/staff/run/voters/{speeder.pseudonym}/exclude/", follow=True)
     assert "is excluded: 6 votes of the open ballot voided" in done.content.decode()
     page = client.get("/staff/run/").content.decode()
-    table = page[page.index("<h2>Ballots</h2>") : page.index("<h2>Exports</h2>")]
+    table = page[page.index(">Ballots</h2>") : page.index("<h2>Exports</h2>")]
     assert "Votes voided<br><small>(voters excluded)</small>" in table
     assert "Unanswered<br><small>(closed early or votes withdrawn)</small>" in table
     cells = [c.split("</td>")[0].strip() for c in table.split("<tbody>")[1].split("<td")[1:]]
