@@ -78,10 +78,11 @@ QUEUE_PREFIX = _own_queues()
 # One worker per queue, as deployed (docker-compose.yml): ballot closes never wait behind an
 # evaluation (config/settings.py, CELERY_TASK_ROUTES).
 WORKER_QUEUES = (settings.CELERY_QUEUE_CLOSES, settings.CELERY_QUEUE_EVALUATIONS)
-# The closes worker of this session while it runs, and the ballots whose close this process sent
-# during the current test (:func:`closes_sent_are_finished`).
+# The closes worker of this session while it runs, and the ballots whose close (and the studies
+# whose pooled fit) this process sent during the current test (:func:`closes_sent_are_finished`).
 _closes_worker: list[subprocess.Popen] = []
 _closes_sent: set[int] = set()
+_fits_sent: set[int] = set()
 
 
 def _real_stack_required() -> bool:
@@ -145,32 +146,39 @@ def celery_worker(django_db_setup: None, django_db_blocker) -> Iterator[subproce
 
 @before_task_publish.connect
 def _note_a_close(sender: str | None = None, body=None, **_) -> None:
-    from collector.jobs import FINISH_CLOSE_JOB
+    from collector.jobs import FINISH_CLOSE_JOB, STORE_POOLED_FIT
 
-    if sender == FINISH_CLOSE_JOB:
+    if sender in (FINISH_CLOSE_JOB, STORE_POOLED_FIT):
         args = body[0] if isinstance(body, tuple | list) else (body or {}).get("args", ())
-        _closes_sent.add(int(args[0]))
+        (_closes_sent if sender == FINISH_CLOSE_JOB else _fits_sent).add(int(args[0]))
 
 
 @pytest.fixture(autouse=True)
 def closes_sent_are_finished(request, django_db_blocker) -> Iterator[None]:
-    """A test that sent a ballot's close (a vote, an early close) while the closes worker runs
-    waits at its end until the worker has finished it: the close must not race the removal of
-    the test's rows (a deadlock with the flush of a transactional test)."""
+    """A test that sent a ballot's close (a vote, an early close) or a finished study's pooled
+    fit (the last close) while the closes worker runs waits at its end until the worker has
+    finished them: they must not race the removal of the test's rows (a deadlock with the flush
+    of a transactional test)."""
     _closes_sent.clear()
+    _fits_sent.clear()
     yield
-    sent, worker = set(_closes_sent), next(iter(_closes_worker), None)
+    sent, fits, worker = set(_closes_sent), set(_fits_sent), next(iter(_closes_worker), None)
     _closes_sent.clear()
-    if not sent or worker is None or worker.poll() is not None:
+    _fits_sent.clear()
+    if not (sent or fits) or worker is None or worker.poll() is not None:
         return  # no worker takes it: the next worker empties the queue when it starts
-    from collector.models import Ballot
+    from collector.models import Ballot, Study
 
     closing = Ballot.objects.filter(id__in=sent, status=Ballot.Status.CLOSING)
+    fitting = Study.objects.filter(
+        id__in=fits, status=Study.Status.FINISHED, pooled_fit_at__isnull=True
+    )
     deadline = time.monotonic() + 120
     with django_db_blocker.unblock():
-        while closing.exists():
+        while closing.exists() or fitting.exists():
             if time.monotonic() > deadline:
-                pytest.fail(f"the closes of ballots {sorted(sent)} did not end in 120 s")
+                pytest.fail(f"the closes of ballots {sorted(sent)} or the fits of studies "
+                            f"{sorted(fits)} did not end in 120 s")  # fmt: skip
             time.sleep(0.1)
 
 

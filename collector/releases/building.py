@@ -5,7 +5,7 @@ The page stores the release as ``building`` (:func:`collector.releases.releasing
 sends the job ``collector.tasks.build_release`` (queue ``evaluations``, with the other long
 jobs) once its transaction commits; :func:`build` writes the bundle and marks the release
 ``done``, or ``failed`` with the reason. The Releases page shows the step being written and
-refreshes itself while a version is building.
+follows it in the background while a version is building.
 
 A message delivered twice builds once: the job writes ``heartbeat_at`` at each step, and a
 release whose heartbeat is younger than :data:`ALIVE_FOR` is left to its job. Beat's sweep

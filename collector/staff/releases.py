@@ -6,7 +6,7 @@ CHANGE (owners and editors): a release adds a version and changes nothing that e
 stores the release as ``building`` (:func:`collector.releases.releasing.prepare`; its refusals
 come back as form errors, 400, and nothing is stored), records ``release.publish`` in the audit
 trail and leaves the bundle to a background job (:mod:`collector.releases.building`); the page
-shows its progress, refreshing itself, and a failure's reason.
+shows its progress, following it in the background, and a failure's reason.
 """
 
 from __future__ import annotations

@@ -366,6 +366,7 @@ def settled_top(study: Study, target: str | None = None) -> StudyFigure | None:
     tops = [
         t for t in report["settled_top"]
         if t.get("target") == target and not t.get("custom") and t["k"] <= SETTLED_K
+        and t.get("items")  # a top not computed (too few votes) has nothing to draw
     ]  # fmt: skip
     if not tops:
         return None
@@ -378,7 +379,7 @@ def settled_top(study: Study, target: str | None = None) -> StudyFigure | None:
     fig, ax = _figure(title, (6.4, 0.9 + 0.22 * len(items)))
     y = np.arange(1, len(items) + 1)
     p = np.array([entry["probability"] for entry in items])
-    threshold = top["threshold"]
+    threshold = top.get("threshold", report["threshold"])
     colors = ["#1f5f99" if v >= threshold else "#b42318" for v in p]
     ax.barh(y, p, color=colors, height=0.7)
     ax.axvline(threshold, color="#57606a", ls="--", lw=1)

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db
 # A report as collector.studies.reliability.latest_report returns it (its documented keys).
 REPORT = {
     "ballot": 2, "final": True, "computed_at": "2026-11-27T10:00:00+00:00", "splits": 200,
-    "seed": 11, "voters": 8,
+    "seed": 11, "voters": 8, "resamples": 200,
     "split_half": {
         "rho": {"mean": 0.812, "corrected": 0.896, "low": 0.701, "high": 0.902},
         "rho_w": {"mean": 0.845, "corrected": 0.916, "low": 0.733, "high": 0.931},
@@ -39,9 +39,11 @@ REPORT = {
     },
     "alpha": {"alpha": 0.4321, "units": 17, "votes": 40},
     "settled_top": [
-        {"k": 10, "expected": 8.6, "settled": False, "in_doubt": 3,
-         "items": [{"item": "term 00 – term 01", "probability": 0.99}]},
-        {"k": 5, "expected": 4.9, "settled": True, "in_doubt": 0, "items": []},
+        {"k": 10, "target": None, "custom": False, "expected": 8.6, "settled": False,
+         "in_doubt": 3, "threshold": 0.95,
+         "items": [{"item": "term 00 – term 01", "item_id": 0, "probability": 0.99}]},
+        {"k": 5, "target": None, "custom": False, "expected": 4.9, "settled": True,
+         "in_doubt": 0, "threshold": 0.95, "items": []},
     ],
     "threshold": 0.95,
 }  # fmt: skip

@@ -45,7 +45,7 @@ def test_the_owner_releases_a_study_and_its_public_page_fits_desktop_and_phone(
     if Release.objects.get().status == Release.Status.BUILDING:
         expect(page.locator("td.release-building")).to_contain_text("Being written")
         shot(page, "releases-building-1280")
-    # The page refreshes itself until the worker is done.
+    # The page follows the build in the background and reloads once the worker is done.
     expect(page.get_by_role("link", name=f"{slug}-1.0.0.zip")).to_be_visible(timeout=120_000)
     assert Release.objects.get(study=study).status == Release.Status.DONE
     assert fits(page)
