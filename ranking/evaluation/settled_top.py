@@ -7,18 +7,24 @@ rescaled Borda scores, Eqs. 1, 5 and 6, or the pooled Bradley-Terry fit). For a 
 each of the current top ``k`` items the probability that it belongs to the true top ``k``, and
 their sum, the expected overlap of the current top ``k`` with the true one.
 
-The product's estimate (``method="posterior"``) draws the items' strengths from an
+The product's estimate (``method="deconvolved"``) draws the items' strengths from an
 empirical-Bayes Bradley-Terry posterior fitted to every answered comparison of ballots
-``1..j`` (:func:`ranking.evaluation.strength_posterior`: a Gaussian prior whose variance is
-chosen by the marginal likelihood, the Laplace approximation ``N(t_hat_i, 1 / H_ii)`` per
-item): an item's probability is the share of draws with the item among the draw's ``k``
-strongest (of its target, in a target study). The prior shrinks the current top items, picked
-for their high observed scores, towards the rest (the winner's curse), and an item an early
-ballot dropped has few comparisons, a wide posterior, and can come back in a draw. Measured
-on simulated studies (``python -m ranking.simulate calibrate``; docs/science.md, "Calibration
-of the settled top, measured"), 75 of 126 cells are within 0.05 of the truth on both the
-expected calibration error and the overlap's bias; the rest, chiefly the embedding
-distribution with a noisy crowd and ``k = 10`` after the first ballots, are not.
+``1..j`` whose prior is estimated from the items themselves
+(:func:`ranking.evaluation.strength_posterior.deconvolved_posterior`): the Gaussian-prior fit
+of :func:`ranking.evaluation.strength_posterior.strength_posterior` (the Laplace approximation
+``N(t_hat_i, 1 / H_ii)`` per item, the prior variance chosen by the marginal likelihood) gives
+every item's likelihood, and a prior on a grid, moved from the Gaussian towards the
+nonparametric maximum likelihood estimate by 20 EM steps, replaces the Gaussian. An item's
+probability is the share of draws with the item among the draw's ``k`` strongest (of its
+target, in a target study).
+The prior shrinks the current top items, picked for their high observed scores, towards the
+rest (the winner's curse); an item an early ballot dropped has few comparisons, a wide
+likelihood, and can come back in a draw; and the estimated prior has the short upper tail and
+the plateau of near-equal top items the Gaussian lacks, which made the Gaussian-prior posterior
+(``method="posterior"``) overconfident at ``k = 10`` and underconfident at ``k = 50`` (items
+dropped early came back into the draws' top 50 three times as often as into the true one).
+Measured on simulated studies (``python -m ranking.simulate calibrate``; docs/science.md,
+"Calibration of the settled top, measured").
 
 ``method="bootstrap"`` is the plain voter bootstrap (as
 :func:`ranking.evaluation.voter_bootstrap`: the voters of ballots ``1..j`` drawn with
@@ -30,8 +36,10 @@ scaling; the shipped map is the identity).
 
 Cost: the posterior is one Bradley-Terry fit by sparse Newton steps (O(P) per step for P
 answered comparisons, a few steps per round of the prior variance's fixed point) and
-``resamples * n_items`` normal draws partially sorted per ``k``; the bootstrap is ``resamples``
-rescorings of the study's votes (:data:`MAX_RESAMPLE_VOTES` caps its work).
+``resamples * n_items`` draws partially sorted per ``k``; the deconvolved prior adds 20 EM steps
+on a 200-point grid over at most 20,000 items and draws by the grid's cumulative sums; the
+bootstrap is ``resamples`` rescorings of the study's votes (:data:`MAX_RESAMPLE_VOTES` caps its
+work).
 """
 
 from __future__ import annotations
@@ -49,10 +57,11 @@ from ..ballots.replay import StudyVotes, rescore
 from ..protocol.closing import ESTIMATORS, Estimator
 from ..protocol.scores import ranks_from_scores
 from .reliability import without_voters
-from .strength_posterior import strength_posterior
+from .strength_posterior import deconvolved_posterior, strength_posterior
 
 __all__ = [
     "DEFAULT_KS",
+    "DEFAULT_METHOD",
     "DEFAULT_RESAMPLES",
     "INFLATION",
     "METHODS",
@@ -76,8 +85,9 @@ SETTLED = 0.95  # every top item at least this probable: the top k is settled
 # The calibration map of the bootstrap share (fitted: docs/science.md, "Is the top settled?").
 SLOPE = 1.0
 OFFSET = 0.0
-Method = Literal["posterior", "bootstrap"]
-METHODS: tuple[Method, ...] = ("posterior", "bootstrap")
+Method = Literal["deconvolved", "posterior", "bootstrap"]
+METHODS: tuple[Method, ...] = ("deconvolved", "posterior", "bootstrap")
+DEFAULT_METHOD: Method = "deconvolved"
 # The posterior's standard deviations are multiplied by this (1: the Laplace posterior as is).
 INFLATION = 1.0
 # Draws held in memory at once by the posterior method, in numbers (40 MB).
@@ -260,7 +270,7 @@ def settled_top(
     slope: float = SLOPE,
     offset: float = OFFSET,
     workers: int = 1,
-    method: Method = "posterior",
+    method: Method = DEFAULT_METHOD,
     inflation: float = INFLATION,
 ) -> SettledTop:
     """How settled the current top ``k`` is after ballot ``after`` (module docstring).
@@ -292,10 +302,12 @@ def settled_top(
         one; 1 and 0: the plain bootstrap).
     workers : int, optional
         Threads rescoring bootstrap resamples (numpy releases the GIL).
-    method : {"posterior", "bootstrap"}, optional
-        The empirical-Bayes posterior (the product's) or the plain voter bootstrap.
+    method : {"deconvolved", "posterior", "bootstrap"}, optional
+        The empirical-Bayes posterior with the deconvolved prior (the product's,
+        :data:`DEFAULT_METHOD`), with the Gaussian prior, or the plain voter bootstrap.
     inflation : float, optional
-        Multiplies the posterior's standard deviations (:data:`INFLATION`).
+        Multiplies the posterior's standard deviations (:data:`INFLATION`; with the
+        deconvolved prior, the likelihoods').
 
     Returns
     -------
@@ -351,8 +363,8 @@ def settled_top(
         return [rank_of[top] <= k for _, k, top in plan]
 
     hits = [np.zeros(k, dtype=np.int64) for _, k, _ in plan]
-    if method == "posterior":
-        _add(hits, _posterior_hits(study, gen, count, inflation, plan, members))
+    if method != "bootstrap":
+        _add(hits, _posterior_hits(study, gen, count, inflation, plan, members, method))
     elif threads == 1:
         _add(hits, map(one, gen.spawn(count)))
     else:
@@ -379,11 +391,13 @@ def _posterior_hits(
     inflation: float,
     plan: list[tuple[int, int, IntArray]],
     members: list[IntArray],
+    method: Method,
 ) -> Iterable[list[IntArray]]:
     """Per chunk of posterior draws, how many draws have each planned top item among their
     ``k`` strongest of its group."""
-    posterior = strength_posterior(study.n_items, study.pairs, study.first_score)
+    gaussian = strength_posterior(study.n_items, study.pairs, study.first_score)
     child = rng.spawn(1)[0]
+    posterior = deconvolved_posterior(gaussian, child) if method == "deconvolved" else gaussian
     chunk = max(1, DRAW_CHUNK // study.n_items)
     for start in range(0, count, chunk):
         drawn = posterior.draw(child, min(chunk, count - start), inflation)

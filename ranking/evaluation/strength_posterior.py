@@ -32,9 +32,18 @@ import scipy.sparse as sparse
 import scipy.sparse.linalg as sparse_linalg
 from scipy.special import expit, log_expit
 
-from .._validation import FloatArray, IntArray, check_comparisons, check_int
+from .._validation import FloatArray, IntArray, check_comparisons, check_generator, check_int
 
-__all__ = ["StrengthPosterior", "strength_posterior"]
+__all__ = [
+    "DECONVOLUTION_STEPS",
+    "DeconvolvedPosterior",
+    "StrengthPosterior",
+    "deconvolved_posterior",
+    "strength_posterior",
+]
+
+# EM steps of the deconvolved prior (chosen on simulated studies of seeds 1000+: docs/science.md).
+DECONVOLUTION_STEPS = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,3 +172,138 @@ def _map(
         if np.max(np.abs(size * step), initial=0.0) < 1e-6:
             break
     return theta, curvature(theta)[2]
+
+
+@dataclass(frozen=True, eq=False)
+class DeconvolvedPosterior:
+    """Item posteriors under a prior estimated on a grid from all items (a deconvolution).
+
+    Each item's evidence is summarised as a normal likelihood ``N(estimate_i, variance_i)``
+    (the Laplace approximation of :func:`strength_posterior` with its Gaussian prior taken
+    out); the prior is a distribution on ``grid``; item ``i``'s posterior on the grid is
+    ``prior * N(estimate_i, variance_i)`` renormalised, drawn uniformly within a grid cell.
+
+    Attributes
+    ----------
+    grid : numpy.ndarray of float64, shape (G,)
+        Equally spaced strengths.
+    prior : numpy.ndarray of float64, shape (G,)
+        The prior's probabilities on the grid (summing to 1).
+    estimate, variance : numpy.ndarray of float64, shape (n_items,)
+        Every item's likelihood mean and variance (``inf`` variance: never compared, the
+        posterior is the prior).
+    iterations : int
+        EM steps the prior was fitted with.
+    """
+
+    grid: FloatArray
+    prior: FloatArray
+    estimate: FloatArray
+    variance: FloatArray
+    iterations: int
+
+    def draw(self, rng: np.random.Generator, count: int, inflation: float = 1.0) -> FloatArray:
+        """``count`` draws of every item's strength, shape ``(n_items, count)``; the
+        likelihoods' standard deviations multiplied by ``inflation``."""
+        n, size = self.estimate.size, self.grid.size
+        step = float(self.grid[1] - self.grid[0])
+        out = np.empty((n, count))
+        chunk = max(1, 2_000_000 // max(size, count))
+        for start in range(0, n, chunk):
+            rows = slice(start, min(n, start + chunk))
+            weight = _grid_weights(
+                self.grid, self.prior, self.estimate[rows], inflation**2 * self.variance[rows]
+            )
+            cdf = np.cumsum(weight, axis=1)
+            cdf /= cdf[:, -1:]
+            offset = np.arange(cdf.shape[0])[:, None]
+            # One sorted search over all rows: row r's cdf shifted to (r, r + 1].
+            index = np.searchsorted(
+                (cdf + offset).ravel(), rng.random((cdf.shape[0], count)) + offset
+            )
+            index = np.minimum(index - offset * size, size - 1)
+            out[rows] = self.grid[index] + step * (rng.random(index.shape) - 0.5)
+        return out
+
+
+def _grid_weights(
+    grid: FloatArray, prior: FloatArray, estimate: FloatArray, variance: FloatArray
+) -> FloatArray:
+    """Unnormalised posterior weights on the grid, one row per item (largest weight 1)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_like = -0.5 * (grid[None, :] - estimate[:, None]) ** 2 / variance[:, None]
+    log_like = np.where(np.isfinite(variance)[:, None], log_like, 0.0)
+    log_weight = log_like + np.log(np.maximum(prior, 1e-300))[None, :]
+    log_weight -= log_weight.max(axis=1, keepdims=True)
+    return np.exp(log_weight)
+
+
+def deconvolved_posterior(
+    posterior: StrengthPosterior,
+    rng: np.random.Generator,
+    *,
+    iterations: int = DECONVOLUTION_STEPS,
+    grid_points: int = 200,
+    fit_items: int = 20_000,
+) -> DeconvolvedPosterior:
+    """The prior of the items' strengths estimated from the items themselves (docs/science.md).
+
+    Every compared item's Laplace posterior ``N(t_hat_i, sd_i^2)`` under the Gaussian prior
+    ``N(0, tau^2)`` is turned back into its likelihood, ``N(x_i, s_i^2)`` with ``1 / s_i^2 =
+    1 / sd_i^2 - 1 / tau^2`` and ``x_i = t_hat_i s_i^2 / sd_i^2``. The prior is then a
+    distribution on a grid over the ``x_i`` (their 0.1 and 99.9 percentiles widened by 1),
+    fitted by ``iterations`` steps of the EM algorithm of the nonparametric maximum
+    likelihood estimate of a mixing distribution (Laird 1978; ``g <- g * mean_i (L_i /
+    (L_i g))``), started from the Gaussian prior: the steps move the prior towards the
+    shape the items' estimates show (a short upper tail, a plateau of near-equal top items)
+    and, stopped early, keep it smooth. Beyond ``fit_items`` compared items, the prior is
+    fitted on that many drawn at random.
+
+    Parameters
+    ----------
+    posterior : StrengthPosterior
+        :func:`strength_posterior`'s result.
+    rng : numpy.random.Generator
+        Draws the items the prior is fitted on (only beyond ``fit_items``).
+    iterations : int, optional
+        EM steps (:data:`DECONVOLUTION_STEPS`; 0: the Gaussian prior on the grid).
+    grid_points : int, optional
+    fit_items : int, optional
+
+    Returns
+    -------
+    DeconvolvedPosterior
+
+    Examples
+    --------
+    >>> post = strength_posterior(3, [[0, 1], [1, 2], [0, 2]] * 5, [1.0, 1.0, 1.0] * 5)
+    >>> deco = deconvolved_posterior(post, np.random.default_rng(0))
+    >>> bool(abs(deco.prior.sum() - 1.0) < 1e-9)
+    True
+    """
+    steps = check_int(iterations, "iterations", minimum=0)
+    size = check_int(grid_points, "grid_points", minimum=2)
+    most = check_int(fit_items, "fit_items", minimum=2)
+    tau2 = posterior.prior_variance
+    precision = 1.0 / posterior.sd**2 - 1.0 / tau2
+    compared = precision > 1e-9 / tau2
+    variance = np.full(posterior.mean.size, np.inf)
+    variance[compared] = 1.0 / precision[compared]
+    estimate = np.zeros(posterior.mean.size)
+    estimate[compared] = posterior.mean[compared] * variance[compared] / posterior.sd[compared] ** 2
+    fitted = np.flatnonzero(compared)
+    if fitted.size == 0:
+        fitted = np.arange(posterior.mean.size)
+    low, high = np.percentile(estimate[fitted], [0.1, 99.9])
+    low = min(low, -3.0 * np.sqrt(tau2)) - 1.0
+    high = max(high, 3.0 * np.sqrt(tau2)) + 1.0
+    grid = np.linspace(low, high, size)
+    prior = np.exp(-0.5 * grid**2 / tau2)
+    prior /= prior.sum()
+    if fitted.size > most:
+        fitted = np.sort(check_generator(rng).choice(fitted, most, replace=False))
+    if compared.any():
+        like = _grid_weights(grid, np.ones(size), estimate[fitted], variance[fitted])
+        for _ in range(steps):
+            prior = prior * (like.T @ (1.0 / (like @ prior))) / fitted.size
+    return DeconvolvedPosterior(grid, prior / prior.sum(), estimate, variance, steps)

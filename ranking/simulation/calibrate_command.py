@@ -6,7 +6,14 @@ import argparse
 from typing import Any
 
 from ..designs import DESIGNS, default_design, get_design
-from ..evaluation.settled_top import DEFAULT_KS, DEFAULT_RESAMPLES, METHODS, OFFSET, SLOPE
+from ..evaluation.settled_top import (
+    DEFAULT_KS,
+    DEFAULT_METHOD,
+    DEFAULT_RESAMPLES,
+    METHODS,
+    OFFSET,
+    SLOPE,
+)
 from ..protocol.closing import ESTIMATORS
 from .calibration import CROWDS, calibrate
 from .studies import SimulationSettings
@@ -53,8 +60,9 @@ def add_calibrate_parser(commands: Any) -> None:
     sub.add_argument(
         "--method",
         choices=METHODS,
-        default="posterior",
-        help="the product's empirical-Bayes posterior, or the plain voter bootstrap",
+        default=DEFAULT_METHOD,
+        help="the product's deconvolved posterior, the Gaussian-prior posterior, or the plain "
+        "voter bootstrap",
     )
     sub.add_argument(
         "--resamples", type=int, default=DEFAULT_RESAMPLES, help="posterior draws or resamples"

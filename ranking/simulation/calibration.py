@@ -31,6 +31,7 @@ from ..crowd.voters import true_ranks
 from ..designs import Design, default_design, get_design
 from ..evaluation.settled_top import (
     DEFAULT_KS,
+    DEFAULT_METHOD,
     DEFAULT_RESAMPLES,
     OFFSET,
     SLOPE,
@@ -167,7 +168,7 @@ def calibrate(
     resamples: int = DEFAULT_RESAMPLES,
     ballots: Sequence[int] | None = None,
     progress: Callable[[int], Any] | None = None,
-    method: Method = "posterior",
+    method: Method = DEFAULT_METHOD,
 ) -> CalibrationRun:
     """Simulated studies of one distribution and crowd, the settled top after every ballot.
 

@@ -18,7 +18,11 @@ from ranking.evaluation.settled_top import (
     survivors,
     votes_until,
 )
-from ranking.evaluation.strength_posterior import strength_posterior
+from ranking.evaluation.strength_posterior import (
+    StrengthPosterior,
+    deconvolved_posterior,
+    strength_posterior,
+)
 from ranking.simulate import main
 from ranking.simulation import SimulationSettings, simulate_study_votes, target_similarities
 from ranking.simulation.calibration import calibrate, cell_figures
@@ -82,8 +86,78 @@ def test_the_posterior_corrects_the_bootstraps_overconfidence_against_the_simula
                         method=method)  # fmt: skip
         figures[method] = run.cells()[0]
     assert figures["bootstrap"].bias > 0.1  # the plain bootstrap is overconfident here
-    assert abs(figures["posterior"].bias) < 0.05
-    assert figures["posterior"].ece < figures["bootstrap"].ece
+    for method in ("posterior", "deconvolved"):
+        assert abs(figures[method].bias) < 0.05
+        assert figures[method].ece < figures["bootstrap"].ece
+
+
+def test_the_deconvolved_posterior_removes_the_gaussian_priors_underconfidence_at_k_50() -> None:
+    # The embedding with the noisier crowd after ballot 5: the Gaussian prior lets items
+    # dropped early back into the top 50 far more often than they are there.
+    figures = {
+        method: calibrate(
+            "embedding",
+            "noisier",
+            sims=6,
+            seed=11,
+            ks=(50,),
+            ballots=[5],
+            resamples=100,
+            method=method,
+        ).cells()[0]  # fmt: skip
+        for method in ("posterior", "deconvolved")
+    }
+    assert figures["posterior"].bias < -0.05
+    assert abs(figures["deconvolved"].bias) < 0.04
+
+
+def _posterior_of(
+    strength: np.ndarray, noise_sd: float, rng: np.random.Generator
+) -> StrengthPosterior:
+    """The Gaussian-prior posterior of items measured once each with normal noise."""
+    estimate = strength + noise_sd * rng.standard_normal(strength.size)
+    tau2 = max(float(np.var(estimate)) - noise_sd**2, 1e-3)
+    shrink = tau2 / (tau2 + noise_sd**2)
+    sd = np.full(strength.size, np.sqrt(shrink) * noise_sd)
+    return StrengthPosterior(shrink * estimate, sd, tau2)
+
+
+def test_the_deconvolved_prior_without_steps_is_the_gaussian_prior() -> None:
+    rng = np.random.default_rng(8)
+    gaussian = _posterior_of(rng.standard_normal(2000), 0.5, rng)
+    deconvolved = deconvolved_posterior(gaussian, rng, iterations=0)
+    expected = np.exp(-0.5 * deconvolved.grid**2 / gaussian.prior_variance)
+    np.testing.assert_allclose(deconvolved.prior, expected / expected.sum())
+    np.testing.assert_allclose(deconvolved.estimate * gaussian.sd**2 / deconvolved.variance,
+                               gaussian.mean)  # fmt: skip
+    drawn = deconvolved.draw(rng, 4000)
+    assert np.abs(drawn.mean(axis=1) - gaussian.mean).max() < 0.05
+    assert np.abs(drawn.std(axis=1) / gaussian.sd - 1).max() < 0.1
+
+
+def test_the_deconvolved_prior_learns_a_short_upper_tail_from_the_items() -> None:
+    rng = np.random.default_rng(9)
+    strength = rng.uniform(-1.0, 1.0, 3000)  # nothing above 1
+    gaussian = _posterior_of(strength, 0.3, rng)
+    deconvolved = deconvolved_posterior(gaussian, rng)
+    above = deconvolved.grid > 1.2
+    normal = np.exp(-0.5 * deconvolved.grid**2 / gaussian.prior_variance)
+    assert deconvolved.prior[above].sum() < 0.5 * (normal[above].sum() / normal.sum())
+    # The strongest items' draws reach past 1.2 less often than the Gaussian posterior's.
+    top = np.argsort(-gaussian.mean)[:20]
+    assert np.mean(deconvolved.draw(rng, 500)[top] > 1.2) < np.mean(
+        gaussian.draw(rng, 500)[top] > 1.2
+    )
+
+
+def test_an_item_never_compared_draws_from_the_deconvolved_prior() -> None:
+    post = strength_posterior(4, [[0, 1], [1, 2], [0, 2]] * 6, [1.0, 0.5, 1.0] * 6)
+    assert post.sd[3] == pytest.approx(np.sqrt(post.prior_variance))
+    deconvolved = deconvolved_posterior(post, np.random.default_rng(0), fit_items=2)
+    assert np.isinf(deconvolved.variance[3])
+    drawn = deconvolved.draw(np.random.default_rng(1), 20000)[3]
+    mean = float(deconvolved.grid @ deconvolved.prior)
+    assert drawn.mean() == pytest.approx(mean, abs=0.05)
 
 
 def test_settled_top_refuses_an_unknown_method(votes: StudyVotes) -> None:
@@ -148,7 +222,7 @@ def test_a_small_calibrate_run_gives_the_tables_fields(capsys: pytest.CaptureFix
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert {"passed", "worst_ece", "worst_bias", "slope", "offset", "cells"} <= set(result)
-    assert result["method"] == "posterior"
+    assert result["method"] == "deconvolved"
     assert set(result["cells"][0]) >= {"ece", "bias", "error", "spread", "predicted", "true"}
     assert [c["ballot"] for c in result["cells"]] == [1, 2]
 
