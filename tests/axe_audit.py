@@ -6,7 +6,8 @@ script: DevTools evaluates it, so the pages' Content-Security-Policy stays as it
 
 Each HTML document in a page's top frame is audited
 
-- when it has loaded (the ``load`` event; the result comes back through a binding),
+- when it has loaded (the ``load`` event; the result comes back through a binding; a test's
+  next ``page.goto`` waits for it),
 - when a test closes its page or context, and at the end of the test for every page still open,
 - whenever a test asks (:func:`audit`), for states reached without a navigation.
 
@@ -89,8 +90,9 @@ _GLUE = r"""
   window.addEventListener("load", () => {
     if (document.contentType !== "text/html" || redirect()) return;
     window.__axeLoaded(doc, location.href);
-    run("load").then(r => window.__axeAudited(r),
-                     e => window.__axeAudited({doc, url: location.href, error: String(e)}));
+    // Kept, so that a test's next page.goto waits for it (Audit.settle).
+    window.__axeLoadAudit = run("load").then(r => window.__axeAudited(r),
+      e => window.__axeAudited({doc, url: location.href, error: String(e)}));
   });
 })();
 """
@@ -141,6 +143,15 @@ class Audit:
         except Exception:  # noqa: BLE001  gone mid-navigation: its load audit still counts
             return
         self.record(result)
+
+    def settle(self, page: Page) -> None:
+        """Wait for the audit of ``page``'s loaded document, before a test navigates away."""
+        if page.is_closed():
+            return
+        try:
+            page.evaluate("() => window.__axeLoadAudit || null")
+        except Exception:  # noqa: BLE001  gone mid-navigation: nothing left to wait for
+            return
 
     def instrument(self, context: BrowserContext) -> None:
         # Only the top frame's document is audited, so only it pays for axe's 650 kB.
@@ -199,6 +210,7 @@ def audited() -> Iterator[None]:
         "new_context": Browser.new_context,
         "new_page": Browser.new_page,
         "page_close": Page.close,
+        "page_goto": Page.goto,
         "context_close": BrowserContext.close,
     }
 
@@ -217,6 +229,10 @@ def audited() -> Iterator[None]:
         state.run(self, "close")
         originals["page_close"](self, *args, **kwargs)
 
+    def page_goto(self: Page, *args: Any, **kwargs: Any) -> Any:
+        state.settle(self)  # a page left at once is still audited
+        return originals["page_goto"](self, *args, **kwargs)
+
     def context_close(self: BrowserContext, *args: Any, **kwargs: Any) -> None:
         for page in self.pages:
             state.run(page, "close")
@@ -227,6 +243,7 @@ def audited() -> Iterator[None]:
             (Browser, "new_context", new_context),
             (Browser, "new_page", new_page),
             (Page, "close", page_close),
+            (Page, "goto", page_goto),
             (BrowserContext, "close", context_close),
         ):
             mp.setattr(cls, name, replacement)

@@ -109,6 +109,7 @@ def test_the_done_page_counts_down_visibly_and_the_voter_can_stop_it_and_copy_th
     expect(page.locator("#countdown-text")).to_have_text(
         "Taking you back to the study platform in 20 seconds."
     )
+    expect(page.locator("#countdown")).to_be_visible()  # its script runs: the clock is its own
     page.clock.run_for(5_000)
     expect(page.locator("#countdown-text")).to_have_text(
         "Taking you back to the study platform in 15 seconds."
@@ -195,6 +196,7 @@ def test_an_italian_page_marks_the_studys_own_words_with_the_studys_language(
         expect(page.locator(selector)).to_have_attribute("lang", "en")
     expect(page.locator("#progress-text")).to_have_text("0 di 3 completate")
     shot(page, "vote-italian")
+    expect(page.locator("#choice-left")).to_have_attribute("aria-disabled", "false")  # keys bound
     page.keyboard.press("2")
     expect(page.locator("#progress-text")).to_have_text("1 di 3 completate")
     # The announcement reads the pair in English inside an Italian sentence.
