@@ -10,7 +10,7 @@ from django.test import override_settings
 from playwright.sync_api import expect
 
 from collector.models import Evaluation, Item
-from tests.browser import logged_in, shot
+from tests.browser import leave, logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import BAD_FILES, gzip_bomb, scores_csv
 
@@ -67,7 +67,7 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
         page.get_by_role("button", name="Evaluate").click()
         # The model's page (its "was uploaded" line goes when the page reloads on the end).
         expect(page).to_have_url(re.compile(rf"{live_server.url}/staff/gold/models/\d+/$"))
-        page.goto(f"{live_server.url}/staff/gold/")
+        leave(page, f"{live_server.url}/staff/gold/")  # the model's page may be reloading
     # The page follows the worker: progress bars, then a reload with the figures.
     rows = page.locator("table.leaderboard tbody tr[data-evaluation]")  # a ceiling row may lead
     expect(rows).to_have_count(2)
