@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sparse
+import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as sparse_linalg
 from scipy.special import expit, log_expit
 
@@ -244,19 +245,35 @@ def strength_intervals(
         shape=(size, size),
     )
     z = float(norm.ppf(0.5 + level / 2))
-    preconditioner = sparse.diags(1.0 / diagonal)
+    # The centred strength t_i - mean(t) is the contrast c = e_i - 1/n, with variance c' H^-1 c
+    # = [H^-1]_ii - 2 u_i / n + sum(u) / n^2, u = H^-1 1 (the common level of all strengths is
+    # pinned by the regulariser only, so [H^-1]_ii alone would not shrink with more comparisons).
+    # H is block-diagonal over the comparison graph's connected components (a target study: one
+    # per target), so [H^-1]_ii is solved within item i's component alone.
+    ones = _solve(hessian, diagonal, np.ones(size))
+    mean_level = float(ones.sum()) / size**2
+    _count, component = csgraph.connected_components(hessian, directed=False)
+    blocks: dict[int, tuple[IntArray, sparse.csr_matrix]] = {}
     for k, item in enumerate(wanted):
         i = local[item]
         if i < 0:
             continue
-        # The centred strength t_i - mean(t) is the contrast c = e_i - 1/n: its variance is
-        # c' H^-1 c (the common level of all strengths is pinned by the regulariser only, so
-        # [H^-1]_ii alone would not shrink with more comparisons).
-        contrast = np.full(size, -1.0 / size)
-        contrast[i] += 1.0
-        column, _info = sparse_linalg.cg(
-            hessian, contrast, M=preconditioner, rtol=1e-10, maxiter=10 * size
-        )
-        sd = float(np.sqrt(max(float(contrast @ column), 0.0)))
+        label = int(component[i])
+        if label not in blocks:
+            members = np.flatnonzero(component == label)
+            blocks[label] = (members, hessian[members][:, members])
+        members, block = blocks[label]
+        unit = (members == i).astype(np.float64)
+        own = float(_solve(block, diagonal[members], unit) @ unit)
+        variance = own - 2.0 * ones[i] / size + mean_level
+        sd = float(np.sqrt(max(variance, 0.0)))
         low[k], high[k] = t[item] - z * sd, t[item] + z * sd
     return low, high
+
+
+def _solve(matrix: sparse.csr_matrix, diagonal: FloatArray, rhs: FloatArray) -> FloatArray:
+    """``matrix^-1 rhs`` by conjugate gradients, Jacobi-preconditioned (``diagonal``)."""
+    solution, _info = sparse_linalg.cg(
+        matrix, rhs, M=sparse.diags(1.0 / diagonal), rtol=1e-10, maxiter=10 * rhs.size
+    )
+    return np.asarray(solution, dtype=np.float64)
