@@ -1,13 +1,22 @@
 """Sending the background jobs by task name: the lifecycle asks for a ballot's close here, and a
-submitted evaluation for its run, so neither imports the Celery task module (which imports them)."""
+submitted evaluation for its run, so neither imports the Celery task module (which imports them).
+
+:func:`resend_stale` is beat's one rule for a job whose message may be lost (an evaluation, a
+model comparison, a release build): a row not finished whose ``sent_at`` is older than a timeout
+(or unset) is sent again and its ``sent_at`` set to now, so it is sent once per timeout at most.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
 
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 log = logging.getLogger(__name__)
 
@@ -153,3 +162,56 @@ def send_settled_top_k(reliability_id: int, k: int) -> None:
 def compare_models_after_commit(comparison_id: int) -> None:
     """Compare two evaluated models on the same voter resamples."""
     _send_after_commit(COMPARE_MODELS, comparison_id)
+
+
+def send_comparison(comparison_id: int) -> None:
+    """Send a queued model comparison's job now (the sweep's resend of a lost one)."""
+    current_app.send_task(COMPARE_MODELS, (comparison_id,), ignore_result=True)
+
+
+def sent_before(when: datetime) -> Q:
+    """Rows whose job was last sent before ``when``, or never (``sent_at`` unset)."""
+    return Q(sent_at__lt=when) | Q(sent_at__isnull=True)
+
+
+def resend_stale(
+    rows: QuerySet[Any],
+    send: Callable[[int], object],
+    *,
+    older_than: timedelta,
+    now: datetime,
+    what: str,
+) -> int:
+    """Send again the jobs of ``rows`` last sent more than ``older_than`` before ``now``.
+
+    Parameters
+    ----------
+    rows
+        The rows whose job has not finished (the caller's filter: a status, a silent heartbeat,
+        a message the broker does not hold); the model has a ``sent_at`` field.
+    send
+        Sends one row's job now, given its primary key.
+    older_than
+        How long after its last send (or at once, when never sent) a row's job is sent again.
+    now
+        The sweep's time: each row sent again gets it as its ``sent_at``, before it is sent.
+    what
+        The row's kind in the log line of a send that fails (``"evaluation"``).
+
+    Returns
+    -------
+    int
+        How many were sent again (a send that fails counts: it is logged, and the next sweep
+        tries again once ``older_than`` has passed); 0 with no broker (the demo), where every
+        job ran in the process that asked for it.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return 0
+    lost = list(rows.filter(sent_before(now - older_than)).values_list("pk", flat=True))
+    for pk in lost:
+        rows.model.objects.filter(pk=pk).update(sent_at=now)
+        try:
+            send(pk)
+        except Exception:
+            log.exception("cannot send %s %s again; the next sweep tries again", what, pk)
+    return len(lost)

@@ -37,11 +37,12 @@ def finish_close_job(ballot_id: int) -> str:
 @shared_task
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
-    send again evaluations and release builds whose message was lost or whose job died, and
-    reliability reports (and typed tops) asked for long ago and not stored."""
+    send again evaluations, model comparisons and release builds whose message was lost or whose
+    job died, and reliability reports (and typed tops) asked for long ago and not stored."""
     return {
         **lifecycle.sweep_ballots(),
         **queueing.resend_lost(),
+        **paired.resend_lost(),
         **building.resend_lost(),
         **reliability.resend_stuck(),
     }

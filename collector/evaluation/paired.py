@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from collector import jobs
+from collector.evaluation import queueing
 from collector.evaluation.running import resamples_for
 from collector.models import Evaluation, ModelComparison, Study
 from collector.studies.designs import Purpose, study_rng
 from ranking.evaluation import evaluate
 from ranking.files import read_gold, read_votes
 
-__all__ = ["PairRefused", "compare", "compute", "request", "rows"]
+__all__ = ["PairRefused", "compare", "compute", "request", "resend_lost", "rows"]
 
 log = logging.getLogger(__name__)
 
@@ -97,16 +99,33 @@ def request(study: Study, a_id: int, b_id: int) -> tuple[ModelComparison, bool]:
             f"“{a.name}” ranks unscored items by “{a.missing}”, “{b.name}” by “{b.missing}”: "
             "evaluate them with the same rule to compare them"
         )
+    now = timezone.now()  # its sent_at: the job is sent once this transaction commits
     with transaction.atomic():
-        pair, created = ModelComparison.objects.get_or_create(study=study, a=a, b=b)
+        pair, created = ModelComparison.objects.get_or_create(
+            study=study, a=a, b=b, defaults={"sent_at": now}
+        )
         if not created and pair.status == ModelComparison.Status.FAILED:
             ModelComparison.objects.filter(pk=pair.pk).update(
-                status=ModelComparison.Status.QUEUED, error=""
+                status=ModelComparison.Status.QUEUED, error="", sent_at=now
             )
             created = True
         if created:
             jobs.compare_models_after_commit(pair.pk)
     return pair, created
+
+
+def resend_lost(now: datetime | None = None) -> dict[str, int]:
+    """Beat's sweep: send again the queued comparisons whose message the broker no longer holds
+    (sent over :data:`~collector.evaluation.queueing.GRACE` ago; by age, after
+    ``EVALUATION_RESEND_SECONDS``, when the broker cannot be read), as a queued evaluation's.
+    A comparison computed twice stores the same figures."""
+    now = now or timezone.now()
+    queued = ModelComparison.objects.filter(status=ModelComparison.Status.QUEUED)
+    lost, after = queueing.unheld(queued, jobs.COMPARE_MODELS, now)
+    sent = jobs.resend_stale(
+        lost, jobs.send_comparison, older_than=after, now=now, what="model comparison"
+    )
+    return {"comparisons_resent": sent}
 
 
 def compare(pair_id: int, write_exports: WriteExports) -> str:

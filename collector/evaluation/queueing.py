@@ -12,6 +12,10 @@ sweep (``collector.tasks.sweep_ballots``, every ``SWEEP_SECONDS``) calls :func:`
   :data:`ALIVE_FOR` is sent again (its job died; the run starts
   over, and a late duplicate finds it running or done and does nothing).
 
+A queued model comparison (:func:`collector.evaluation.paired.resend_lost`) is sent again by the
+first rule: :func:`unheld` gives both the rows whose message the broker does not hold. Each is
+sent by :func:`collector.jobs.resend_stale`, which sets its ``sent_at`` to the sweep's time.
+
 *Stuck* (:func:`stuck`): queued for ``EVALUATION_STUCK_SECONDS`` (no worker consumes the
 queue: ``/healthz?deep=1`` says so), or running without a heartbeat for ``ALIVE_FOR``; a stuck
 evaluation does not count against ``EVALUATION_MAX_QUEUED``.
@@ -25,17 +29,19 @@ import json
 import logging
 from collections.abc import Iterable
 from datetime import timedelta
+from typing import TypeVar
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.utils import timezone
 
 from collector import jobs
 from collector.models import Evaluation
 
-__all__ = ["ALIVE_FOR", "GRACE", "held_by_broker", "pending", "resend_lost", "stuck"]
+__all__ = ["ALIVE_FOR", "GRACE", "held_by_broker", "pending", "resend_lost", "stuck", "unheld"]
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=Model)
 
 # A message is sent once its evaluation's transaction commits: give it this long to arrive.
 GRACE = timedelta(seconds=10)
@@ -63,15 +69,15 @@ def pending(evaluations: QuerySet[Evaluation], now: dt.datetime | None = None) -
     return evaluations.filter(status__in=states).exclude(stuck(now)).count()
 
 
-def _task_ids(raw: Iterable[bytes | str]) -> set[int]:
-    """The evaluation ids of the ``evaluate_model`` messages among kombu's Redis payloads."""
+def _task_ids(raw: Iterable[bytes | str], task: str) -> set[int]:
+    """The first arguments (the row ids) of the ``task`` messages among kombu's Redis payloads."""
     found = set()
     for item in raw:
         try:
             payload = json.loads(item)
             if isinstance(payload, list):  # the unacked hash: [message, exchange, routing key]
                 payload = payload[0]
-            if payload.get("headers", {}).get("task") != jobs.EVALUATE_MODEL:
+            if payload.get("headers", {}).get("task") != task:
                 continue
             body = base64.b64decode(payload["body"])
             args = json.loads(body)[0]
@@ -81,9 +87,10 @@ def _task_ids(raw: Iterable[bytes | str]) -> set[int]:
     return found
 
 
-def held_by_broker() -> set[int] | None:
-    """Ids of the evaluations whose message the broker holds, waiting or unacknowledged; None
-    when the broker cannot be read (not Redis, or unreachable)."""
+def held_by_broker(task: str = jobs.EVALUATE_MODEL) -> set[int] | None:
+    """Ids of the rows whose ``task`` message (on the evaluations queue: an evaluation's run by
+    default, or a model comparison) the broker holds, waiting or unacknowledged; None when the
+    broker cannot be read (not Redis, or unreachable)."""
     if not settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         return None
     from config.celery import app
@@ -100,34 +107,40 @@ def held_by_broker() -> set[int] | None:
     except Exception:
         log.warning("cannot read the broker's queue %s", queue, exc_info=True)
         return None
-    return _task_ids(raw)
+    return _task_ids(raw, task)
+
+
+def unheld(queued: QuerySet[M], task: str, now: dt.datetime) -> tuple[QuerySet[M], timedelta]:
+    """The queued rows whose ``task`` message the broker does not hold, and how long after its
+    last send such a row is taken for lost (module docstring).
+
+    A row never sent is counted from its creation. The broker is read only when a row was sent
+    over :data:`GRACE` ago; when it cannot be read, every queued row is returned, to be sent
+    again once ``EVALUATION_RESEND_SECONDS`` have passed.
+    """
+    queued = queued.exclude(sent_at__isnull=True, created_at__gte=now - GRACE)
+    waiting = queued.filter(jobs.sent_before(now - GRACE))
+    held = held_by_broker(task) if waiting.exists() else set()
+    if held is None:  # the broker cannot be read: by age
+        return queued, max(GRACE, timedelta(seconds=settings.EVALUATION_RESEND_SECONDS))
+    return (queued.exclude(pk__in=held) if held else queued), GRACE
 
 
 def resend_lost(now: dt.datetime | None = None) -> dict[str, int]:
     """Send again the evaluations whose message is lost or whose job died (module docstring)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return {"evaluations_resent": 0}
     now = now or timezone.now()
-    queued = Evaluation.objects.filter(
-        Q(sent_at__lt=now - GRACE) | Q(sent_at__isnull=True, created_at__lt=now - GRACE),
-        status=Evaluation.Status.QUEUED,
+    queued, after = unheld(
+        Evaluation.objects.filter(status=Evaluation.Status.QUEUED), jobs.EVALUATE_MODEL, now
     )
-    held = held_by_broker() if queued.exists() else set()
-    if held is None:  # the broker cannot be read: by age
-        resend_after = timedelta(seconds=settings.EVALUATION_RESEND_SECONDS)
-        queued = queued.filter(Q(sent_at__lt=now - resend_after) | Q(sent_at__isnull=True))
-        held = set()
     dead = Evaluation.objects.filter(
         Q(heartbeat_at__lt=now - ALIVE_FOR) | Q(heartbeat_at__isnull=True),
-        Q(sent_at__lt=now - ALIVE_FOR) | Q(sent_at__isnull=True),  # once per ALIVE_FOR at most
         status=Evaluation.Status.RUNNING,
     )
-    lost = [pk for pk in queued.values_list("id", flat=True) if pk not in held]
-    lost += list(dead.values_list("id", flat=True))
-    for pk in lost:
-        Evaluation.objects.filter(pk=pk).update(sent_at=now)
-        try:
-            jobs.send_evaluation(pk)
-        except Exception:
-            log.exception("cannot send evaluation %s again; the next sweep tries again", pk)
-    return {"evaluations_resent": len(lost)}
+    sent = jobs.resend_stale(
+        queued, jobs.send_evaluation, older_than=after, now=now, what="evaluation"
+    )
+    # A dead one once per ALIVE_FOR at most.
+    sent += jobs.resend_stale(
+        dead, jobs.send_evaluation, older_than=ALIVE_FOR, now=now, what="evaluation"
+    )
+    return {"evaluations_resent": sent}

@@ -98,7 +98,8 @@ class ModelComparison(models.Model):
     model B on rho_w, tau_w, rho, tau (a target study's macro means and A&G score too), each
     with its percentile interval and the share of resamples in which A scores higher
     (:func:`ranking.evaluation.paired_comparison` through :func:`ranking.evaluation.evaluate`,
-    as ``python -m ranking.evaluate`` with both models). Computed in the background."""
+    as ``python -m ranking.evaluate`` with both models). Computed in the background; beat's sweep
+    sends again a queued one whose message was lost (``sent_at``: its last send)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -111,6 +112,9 @@ class ModelComparison(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its job's message was last sent to the queue."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -17,9 +17,8 @@ at most once per :data:`ALIVE_FOR`.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -81,23 +80,14 @@ def _fail(release_id: int, reason: str) -> None:
     )
 
 
-def resend_lost(now=None) -> dict[str, int]:
+def resend_lost(now: datetime | None = None) -> dict[str, int]:
     """Send again the builds with no sign of life for :data:`ALIVE_FOR` (module docstring)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return {"releases_resent": 0}
     now = now or timezone.now()
-    since = now - ALIVE_FOR
-    lost = list(
-        Release.objects.filter(
-            Q(heartbeat_at__lt=since) | Q(heartbeat_at__isnull=True),
-            Q(sent_at__lt=since) | Q(sent_at__isnull=True),
-            status=Release.Status.BUILDING,
-        ).values_list("id", flat=True)
+    silent = Release.objects.filter(
+        Q(heartbeat_at__lt=now - ALIVE_FOR) | Q(heartbeat_at__isnull=True),
+        status=Release.Status.BUILDING,
     )
-    for pk in lost:
-        Release.objects.filter(pk=pk).update(sent_at=now)
-        try:
-            jobs.send_release_build(pk)
-        except Exception:
-            log.exception("cannot send the build of release %s again; the next sweep tries", pk)
-    return {"releases_resent": len(lost)}
+    sent = jobs.resend_stale(
+        silent, jobs.send_release_build, older_than=ALIVE_FOR, now=now, what="the build of release"
+    )
+    return {"releases_resent": sent}

@@ -1,6 +1,6 @@
 """Nothing waits forever in a queue: a worker started without ``-Q`` consumes both queues; beat's
-sweep sends a lost evaluation message again; a stuck evaluation stops counting against
-``EVALUATION_MAX_QUEUED``; ``/healthz?deep=1`` names a queue nobody consumes."""
+sweep sends a lost evaluation or model comparison message again; a stuck evaluation stops
+counting against ``EVALUATION_MAX_QUEUED``; ``/healthz?deep=1`` names a queue nobody consumes."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from django.conf import settings
 from django.core.files import File
 from django.utils import timezone
 
-from collector import tasks
-from collector.evaluation import queueing, submitting
-from collector.models import Ballot, Evaluation, Item, Study
+from collector import jobs, tasks
+from collector.evaluation import paired, queueing, running, submitting
+from collector.models import Ballot, Evaluation, Item, ModelComparison, Study
 from tests.collector.helpers import finished_study, make_study, simulate, wait_closed, wait_for
 
 
@@ -92,6 +92,51 @@ def test_a_lost_evaluation_message_is_sent_again_by_the_sweep(
             status=Evaluation.Status.RUNNING, heartbeat_at=dead, sent_at=dead
         )
         assert queueing.resend_lost() == {"evaluations_resent": 1}
+    finally:
+        _purge(queue)
+
+
+@pytest.mark.django_db
+def test_a_lost_comparison_message_is_sent_again_by_the_sweep_and_a_fresh_or_finished_one_is_not(
+    settings, monkeypatch, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.EVALUATION_RESAMPLES = 20
+    queue = settings.CELERY_QUEUE_EVALUATIONS
+    _purge(queue)  # no worker consumes the evaluations queue in this test
+    gold = finished_study(monkeypatch, slug="gold")
+    path = _vectors(gold, tmp_path / "v.txt")
+    a, b = (_submit(gold, name, path, enqueue=False) for name in ("a", "b"))
+    for evaluation in (a, b):
+        running.run_evaluation(evaluation.pk)  # in this process
+    with django_capture_on_commit_callbacks(execute=True):
+        pair, sent = paired.request(gold, a.pk, b.pk)
+    try:
+        assert sent and pair.sent_at is not None
+        assert pair.pk in queueing.held_by_broker(jobs.COMPARE_MODELS)
+        old = timezone.now() - queueing.GRACE - timedelta(seconds=1)
+        ModelComparison.objects.filter(pk=pair.pk).update(sent_at=old)
+        assert paired.resend_lost() == {"comparisons_resent": 0}  # its message is waiting
+        _purge(queue)  # the message is lost (Redis restarted without it)
+        result = tasks.sweep_ballots()  # what beat runs every SWEEP_SECONDS
+        assert result["comparisons_resent"] == 1 and result["evaluations_resent"] == 0
+        assert pair.pk in queueing.held_by_broker(jobs.COMPARE_MODELS)
+        pair.refresh_from_db()
+        assert pair.sent_at > old and pair.status == ModelComparison.Status.QUEUED
+        _purge(queue)
+        assert paired.resend_lost() == {"comparisons_resent": 0}  # sent just now
+        # A broker that cannot be read: sent again by age, after EVALUATION_RESEND_SECONDS.
+        settings.CELERY_BROKER_URL = "amqp://unreadable"
+        assert queueing.held_by_broker(jobs.COMPARE_MODELS) is None
+        ModelComparison.objects.filter(pk=pair.pk).update(sent_at=old)
+        assert paired.resend_lost() == {"comparisons_resent": 0}
+        late = timezone.now() - timedelta(seconds=settings.EVALUATION_RESEND_SECONDS + 1)
+        ModelComparison.objects.filter(pk=pair.pk).update(sent_at=late)
+        assert paired.resend_lost() == {"comparisons_resent": 1}
+        # A finished comparison is never sent again.
+        ModelComparison.objects.filter(pk=pair.pk).update(
+            status=ModelComparison.Status.DONE, sent_at=late
+        )
+        assert paired.resend_lost() == {"comparisons_resent": 0}
     finally:
         _purge(queue)
 

@@ -148,6 +148,7 @@ def test_redis_down_while_voting_goes_on_and_the_ballot_closes_once_redis_is_bac
         "requeued": 0,
         "fits_resent": 0,
         "evaluations_resent": 0,
+        "comparisons_resent": 0,
         "releases_resent": 0,
         "reliability_resent": 0,
     }
