@@ -290,8 +290,10 @@ class Voter(models.Model):
     # A platform participant who declined on the consent page (and has not agreed since): they
     # get the no-consent code whenever they come back.
     declined_at = models.DateTimeField(null=True, blank=True)
-    # Their data was deleted at their request: no identifier, no votes left.
+    # Their data was deleted at their request: no identifier, no votes left; only the outcome
+    # they had earned (collector.voting.exits.Outcome, "" for none), so they get its code.
     forgotten_at = models.DateTimeField(null=True, blank=True)
+    forgotten_outcome = models.CharField(max_length=16, blank=True)
 
     class Meta:
         constraints = [
@@ -309,6 +311,30 @@ class Voter(models.Model):
 
     def __str__(self) -> str:
         return self.pseudonym
+
+
+class ForgottenParticipant(models.Model):
+    """What a study keeps of a platform participant whose data was deleted at their request
+    (:mod:`collector.participants.forgetting`): the keyed hash of their platform id, so that they
+    are recognised when they come back, and the outcome they had earned
+    (:class:`collector.voting.exits.Outcome`, "" for none), so that they get its code. Nothing
+    links it to their emptied voter row; it goes with the study's other identifiers
+    (:mod:`collector.participants.retention`)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    source = models.CharField(max_length=16, choices=Voter.Source.choices)
+    participant = models.CharField(max_length=200, help_text="Keyed hash of the platform id.")
+    outcome = models.CharField(max_length=16, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "source", "participant"], name="forgotten_unique_participant"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} participant whose data was deleted"
 
 
 class Comparison(models.Model):

@@ -14,7 +14,15 @@ exclusion takes them, so a close or a last vote racing with it waits):
 - their voided votes and attention-check answers are deleted;
 - the voter row stays, for the study's counts, without any identifier: no hashed platform id,
   no platform data, no address hash, a new pseudonym and token (their old link and token lead
-  nowhere), ``forgotten_at`` set; it is excluded so that nothing is handed to it again.
+  nowhere), ``forgotten_at`` set; it is excluded so that nothing is handed to it again;
+- what they had earned is kept, and nothing else: the outcome of the code they would get on
+  leaving the study now (:func:`collector.voting.exits.earned_exit`: the completion code for
+  their share of a ballot, else the partial code for some answers, the no-consent code after
+  declining, the excluded code if staff or the checks excluded them; "" when they answered
+  nothing), on the voter row (``forgotten_outcome``: the same browser session comes back to it)
+  and, with the keyed hash of their platform id, as a :class:`ForgottenParticipant` (their
+  platform link comes back to it). Coming back, they get the page "Your data was deleted" with
+  that code (:mod:`collector.voting.forgotten`), never new comparisons, never a new voter row.
 
 A finished study's stored pooled fit is computed again once committed.
 """
@@ -32,6 +40,7 @@ from collector.models import (
     Ballot,
     CheckAnswer,
     Comparison,
+    ForgottenParticipant,
     Study,
     VoidedVote,
     Voter,
@@ -39,6 +48,7 @@ from collector.models import (
     new_voter_token,
 )
 from collector.participants.data import find_voters
+from collector.voting import exits
 
 __all__ = ["FORGOTTEN_REASON", "Forgotten", "forget_participant", "forget_voter"]
 
@@ -84,6 +94,16 @@ def forget_voter(voter_id: int) -> Forgotten | None:
             .order_by("number")
             .values_list("id", "status")
         )
+        # What they earned, from their answers before these go (the rule that picks every code).
+        earned = exits.earned_exit(study, voter, leaving=True)
+        outcome = earned.outcome.value if earned is not None else ""
+        if voter.participant:
+            ForgottenParticipant.objects.get_or_create(
+                study=study,
+                source=voter.source,
+                participant=voter.participant,
+                defaults={"outcome": outcome},
+            )
         Comparison.objects.filter(leased_to=voter, status=Comparison.Status.OPEN).update(
             leased_to=None, lease_expires_at=None
         )
@@ -118,6 +138,7 @@ def forget_voter(voter_id: int) -> Forgotten | None:
             checks_passed=0,
             checks_failed=0,
             forgotten_at=now,
+            forgotten_outcome=outcome,
         )
         if withdrawn:
             Study.objects.filter(pk=study.pk).update(

@@ -1,9 +1,10 @@
 """``DATA_RETENTION_DAYS``: once a study has been finished that long, its voters' identifiers
 go: the hashed platform ids, the hashed addresses and the platform data (session and assignment
-ids). Nobody can then be linked to their votes any more, nor found by their platform id; votes,
-pseudonyms and scores stay. Unset, identifiers are kept. Beat runs :func:`remove_expired`
-(``collector.tasks.remove_expired_identities``); the study page says when it will happen
-(:func:`removal_date`).
+ids), and the hashed ids of the participants whose data was deleted at their request
+(``ForgottenParticipant``). Nobody can then be linked to their votes any more, nor found by
+their platform id; votes, pseudonyms and scores stay. Unset, identifiers are kept. Beat runs
+:func:`remove_expired` (``collector.tasks.remove_expired_identities``); the study page says when
+it will happen (:func:`removal_date`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from collector.models import Study, Voter
+from collector.models import ForgottenParticipant, Study, Voter
 
 __all__ = ["remove_expired", "removal_date", "retention"]
 
@@ -51,6 +52,7 @@ def remove_expired(now: dt.datetime | None = None) -> dict[str, int]:
                 .filter(~Q(participant="") | ~Q(address="") | ~Q(platform_data={}))
                 .update(participant="", address="", platform_data={})
             )
+            ForgottenParticipant.objects.filter(study_id=study_id).delete()
             Study.objects.filter(pk=study_id).update(identities_removed_at=timezone.now())
             studies += 1
     return {"studies": studies, "voters": voters}

@@ -31,7 +31,7 @@ from enum import StrEnum
 from urllib.parse import quote, urlsplit
 
 from collector.models import Study, Voter
-from collector.voting import store
+from collector.voting import returning, store
 from collector.voting.identity import MTURK_PREVIEW
 
 __all__ = [
@@ -136,14 +136,21 @@ def declined_exit(study: Study, voter: Voter | None) -> Exit | None:
     return way_out(study, Outcome.NO_CONSENT, voter.platform_data)
 
 
-def earned_exit(study: Study, voter: Voter) -> Exit | None:
+def earned_exit(study: Study, voter: Voter, *, leaving: bool = False) -> Exit | None:
     """The way out a returning voter has earned on a study that takes no voters (finished,
     archived, not started): the no-consent code if they declined, else the code of what they
     answered (:mod:`collector.voting.returning`), else None. Hands out nothing (a comparison
-    still in their hand is not work they can be paid for any more)."""
+    still in their hand is not work they can be paid for any more).
+
+    ``leaving``: the voter leaves a study that may still take them (their data is about to be
+    deleted at their request): what they answered is then all they will answer, as on a
+    finished study (:func:`collector.voting.returning.idle_outcome`).
+    """
     if declined := declined_exit(study, voter):
         return declined
     a = store.standing(voter)
+    if a.outcome is None and leaving and (earned := returning.idle_outcome(voter.pk, leaving=True)):
+        return way_out(study, Outcome(earned[0]), voter.platform_data)
     if a.completion_code is None or a.outcome is None:
         return None
     return way_out(study, Outcome(a.outcome), voter.platform_data)

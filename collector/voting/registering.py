@@ -8,7 +8,9 @@ the same rules as the study link's pages:
   (:func:`collector.voting.exits.earned_exit`);
 - ``consent: false`` declines: of a platform participant only that is stored (their hashed id),
   and they get the no-consent code, then and whenever they register again, until they send
-  ``consent: true``. Declining gives no token.
+  ``consent: true``. Declining gives no token;
+- a participant whose data was deleted at their request gets no token either, only the code
+  they had earned (:mod:`collector.voting.forgotten`), and is never registered again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 from collector.models import Study, Voter
 from collector.studies import lifecycle
-from collector.voting import exits, identity
+from collector.voting import exits, forgotten, identity
 
 __all__ = ["Refused", "Registration", "register", "refusal"]
 
@@ -76,6 +78,10 @@ def register(
         if participant
         else identity.Identity()
     )
+    if (gone := forgotten.of_participant(study, who)) is not None:
+        if gone.exit is None:
+            return Registration(None, False)
+        return Registration(None, False, gone.exit.outcome.value, gone.exit.code)
     known = identity.platform_voter(study, who)
     why = refusal(study)
     if known is None and why is not None:

@@ -7,7 +7,7 @@ earned, in this order:
   the quota of that ballot, ``min(per_voter_cap, comparisons in the ballot)`` (a voter who
   answered the current ballot's share is done before this is asked);
 - the partial code when they answered something and the study can give them no more: it is
-  finished, or archived (closed to voters);
+  finished, or archived (closed to voters), or they leave it (their data is deleted);
 - nothing yet otherwise: the study may still give them pairs (the next ballot, or after a pause),
   and the wait page offers the partial code once they are stranded
   (:mod:`collector.voting.waiting`).
@@ -44,9 +44,13 @@ GROUP BY s.id
 """
 
 
-def idle_outcome(voter_id: int) -> tuple[str, str] | None:
+def idle_outcome(voter_id: int, *, leaving: bool = False) -> tuple[str, str] | None:
     """The outcome and code a voter with nothing to answer has earned (module docstring), or
-    None while the study may still give them pairs (or they answered nothing)."""
+    None while the study may still give them pairs (or they answered nothing).
+
+    ``leaving``: the voter leaves the study for good (their data is deleted at their request):
+    the study can give them no more, as if it were finished.
+    """
     with connection.cursor() as cur:
         cur.execute(_IDLE_SQL, [voter_id, voter_id])
         row = cur.fetchone()
@@ -55,6 +59,6 @@ def idle_outcome(voter_id: int) -> tuple[str, str] | None:
     closed, completion_code, partial_code, share_done, answered = row
     if share_done:
         return COMPLETE, completion_code
-    if closed and answered:
+    if (closed or leaving) and answered:
         return PARTIAL, partial_code
     return None

@@ -129,12 +129,16 @@ class AssignmentShape(serializers.Serializer):
 
 
 class VoterShape(serializers.Serializer):
-    token = serializers.CharField(allow_null=True, help_text="null: the participant declined.")
+    token = serializers.CharField(
+        allow_null=True,
+        help_text="null: the participant declined, or their data was deleted at their request "
+        "(outcome: what they had earned, null if nothing).",
+    )
     outcome = serializers.ChoiceField(
         choices=["complete", "partial", "excluded", "no_consent"],
         allow_null=True,
         help_text="A returning participant's outcome when the study has nothing more for them "
-        "(finished, archived), or no_consent when they declined; else null.",
+        "(finished, archived, their data deleted), or no_consent when they declined; else null.",
     )
     completion_code = serializers.CharField(
         allow_null=True, help_text="The code of that outcome; else null."

@@ -12,6 +12,7 @@ pages = [
     path("vote/", views.vote_page, name="vote"),
     path("done/", views.done_page, name="done"),
     path("wait/", views.wait_page, name="wait"),
+    path("deleted/", views.deleted_page, name="deleted"),
     path("next", views.next_json, name="next"),
     path("answer", views.answer_json, name="answer"),
 ]

@@ -1,8 +1,9 @@
-"""The voter's pages: study link (consent and instructions), "I do not agree", voting, thank-you
-and "no pairs right now", in the study's language. The voting page talks to two small JSON
-endpoints with the session and CSRF token; the rules live in :mod:`collector.voting.store`, the
-ways out (codes and where they go) in :mod:`collector.voting.exits`, the stranded voter's rule in
-:mod:`collector.voting.waiting`.
+"""The voter's pages: study link (consent and instructions), "I do not agree", voting, thank-you,
+"no pairs right now" and "your data was deleted", in the study's language. The voting page talks
+to two small JSON endpoints with the session and CSRF token; the rules live in
+:mod:`collector.voting.store`, the ways out (codes and where they go) in
+:mod:`collector.voting.exits`, the stranded voter's rule in :mod:`collector.voting.waiting`, a
+participant whose data was deleted in :mod:`collector.voting.forgotten`.
 
 Every page may be shown in MTurk's frame (an ExternalQuestion): the pages carry no
 X-Frame-Options and a Content-Security-Policy whose ``frame-ancestors`` and ``form-action`` admit
@@ -30,7 +31,7 @@ from rest_framework.exceptions import ValidationError
 from collector import api_errors
 from collector.models import Study, Voter
 from collector.studies import lifecycle
-from collector.voting import admission, exits, identity, language, store, texts, waiting
+from collector.voting import admission, exits, forgotten, identity, language, store, texts, waiting
 from collector.voting.briefing import briefing
 from collector.voting.exits import Outcome
 from collector.voting.serializers import VoteRequest, validated
@@ -94,6 +95,8 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
     who = identity.identify(request.GET)
     if busy := admission.busy_page(request, study):  # the start button registers a voter
         return busy
+    if (gone := forgotten.returning(request, study, who)) is not None:
+        return _deleted_page(request, study, gone)  # their data was deleted: their code only
     closed = lifecycle.is_archived(study)
     running = lifecycle.takes_voters(study)
     known = identity.platform_voter(study, who)  # a platform participant who came before
@@ -129,6 +132,22 @@ def _way_out_page(request: HttpRequest, study: Study, exit_: exits.Exit) -> Http
     return render(request, f"voting/{page}.html", context)
 
 
+def _deleted_page(request: HttpRequest, study: Study, gone: forgotten.Deleted) -> HttpResponse:
+    """The page "Your data was deleted": the code the participant had earned and its way out."""
+    return render(request, "voting/deleted.html", {"study": study, "exit": gone.exit})
+
+
+@require_GET
+@voter_page
+def deleted_page(request: HttpRequest, study: Study) -> HttpResponse:
+    """The page of a participant whose data was deleted (their platform link's id, else the
+    session's voter); anyone else goes to the study link."""
+    gone = forgotten.returning(request, study, identity.identify(request.GET))
+    if gone is None:
+        return redirect("voting:study", slug=study.slug)
+    return _deleted_page(request, study, gone)
+
+
 @require_GET
 @voter_page
 def declined(request: HttpRequest, study: Study) -> HttpResponse:
@@ -136,6 +155,8 @@ def declined(request: HttpRequest, study: Study) -> HttpResponse:
     participant only that they declined is stored (their hashed id), so that they get the code
     again if they come back; of anyone else nothing."""
     who = identity.identify(request.GET)
+    if (gone := forgotten.returning(request, study, who)) is not None:
+        return _deleted_page(request, study, gone)
     if lifecycle.takes_voters(study):
         identity.decline(study, who)
     exit_ = exits.way_out(study, Outcome.NO_CONSENT, who.platform_data)
@@ -176,6 +197,8 @@ def _voter_page(
     a = None if voter is None else _assignment(request, voter, study.slug)
     if voter is None or a is None:
         return redirect("voting:study", slug=study.slug)
+    if a.excluded and forgotten.of_session(request, study, identity.Identity()) is not None:
+        return redirect("voting:deleted", slug=study.slug)
     notice = texts.notice(request.GET)
     if _page_for(a) != page:
         url = reverse(f"voting:{_page_for(a)}", kwargs={"slug": study.slug})
@@ -248,6 +271,15 @@ def next_json(request: HttpRequest, slug: str) -> JsonResponse:
     except store.VoteRejected as e:
         return admission.refusal(e, request, slug, admission.Channel.PAGE_NEXT)
     body = a.as_dict()
+    if a.excluded:  # data deleted at their request: the code they earned, not the excluded one
+        study = get_object_or_404(Study, slug=slug)
+        if (gone := forgotten.of_session(request, study, identity.Identity())) is not None:
+            earned = gone.exit
+            body.update(
+                completion_code=earned.code if earned else None,
+                outcome=earned.outcome.value if earned else None,
+            )
+        return JsonResponse(body)
     if a.pair is None and not a.completion_code:
         study = get_object_or_404(Study, slug=slug)
         body.update(paused=a.paused, stranded=waiting.stranded(study, voter.pk, timezone.now()))

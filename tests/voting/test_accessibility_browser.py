@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from collector.models import Study
+from collector.participants import forgetting
 from collector.studies import lifecycle
 from tests.axe_audit import audit, take_problems
 from tests.browser import shot
@@ -203,6 +204,27 @@ def test_an_italian_page_marks_the_studys_own_words_with_the_studys_language(
     assert page.locator("#announce span[lang=en]").count() == 2
     assert Study.objects.get(slug="en-it").language == "en"
     context.close()
+
+
+def test_a_forgotten_participant_back_in_the_same_browser_reads_their_code_at_any_width(
+    live_server, make_study, browser
+):
+    study = make_study(slug="forgot", cap=2, redirect_url=PLATFORM)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/s/forgot/?PROLIFIC_PID=pp-gone&STUDY_ID=s&SESSION_ID=x")
+    page.get_by_role("button", name="I agree – start").click()
+    answer_all(page, 2)
+    expect(page.locator("#completion-code")).to_have_text(study.completion_code)
+    forgetting.forget_participant("pp-gone", Study.objects.filter(pk=study.pk))
+    page.goto(f"{live_server.url}/s/forgot/vote/")
+    expect(page.get_by_role("heading", name="Your data was deleted")).to_be_visible()
+    expect(page.locator("#completion-code")).to_have_text(study.completion_code)
+    way_out = PLATFORM.format(code=study.completion_code)
+    expect(page.get_by_role("link", name="Finish and return")).to_have_attribute("href", way_out)
+    shot(page, "forgotten-deleted-1280")
+    page.set_viewport_size({"width": 375, "height": 800})
+    audit(page, "375 px wide")
+    shot(page, "forgotten-deleted-375")
 
 
 def test_the_audit_reports_a_violation(live_server, browser):
