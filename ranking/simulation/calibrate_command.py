@@ -114,6 +114,12 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
             seconds += run.seconds
     worst_ece = max(cell["ece"] for cell in cells)
     worst_bias = max(abs(cell["bias"]) for cell in cells)
+    within = [cell["ece"] <= LIMIT and abs(cell["bias"]) <= LIMIT for cell in cells]
+    noise = [
+        cell["ece"] <= max(LIMIT, cell["ece_floor"])
+        and abs(cell["bias"]) <= max(LIMIT, 2 * cell["bias_se"])
+        for cell in cells
+    ]
     return {
         "design": args.design,
         "method": args.method,
@@ -132,6 +138,8 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
         "worst_ece": worst_ece,
         "worst_bias": worst_bias,
         "passed": worst_ece <= LIMIT and worst_bias <= LIMIT,
+        "cells_within": sum(within),
+        "cells_within_noise": sum(noise),
         "seconds": round(seconds, 1),
         "cells": cells,
     }
@@ -145,17 +153,20 @@ def format_calibration(result: dict[str, Any]) -> str:
         f"{result['slope']}, offset {result['offset']}; "
         f"{result['seconds']:.0f} s",
         f"{'distribution':<12} {'crowd':<8} {'k':>3} {'ballot':>6} {'ece':>6} {'bias':>7} "
-        f"{'error':>6} {'spread':>6} {'pred':>6} {'true':>6}",
+        f"{'error':>6} {'spread':>6} {'pred':>6} {'true':>6} {'floor':>6} {'se':>6}",
     ]
     for c in result["cells"]:
         lines.append(
             f"{c['distribution']:<12} {c['crowd']:<8} {c['k']:>3} {c['ballot']:>6} "
             f"{c['ece']:>6.3f} {c['bias']:>+7.3f} {c['error']:>6.3f} {c['spread']:>6.3f} "
-            f"{c['predicted']:>6.3f} {c['true']:>6.3f}"
+            f"{c['predicted']:>6.3f} {c['true']:>6.3f} {c['ece_floor']:>6.3f} {c['bias_se']:>6.3f}"
         )
     verdict = "within" if result["passed"] else "NOT within"
     lines.append(
         f"worst ece {result['worst_ece']:.3f}, worst |bias| {result['worst_bias']:.3f}: "
-        f"{verdict} {result['limit']} in every cell"
+        f"{verdict} {result['limit']} in every cell; {result['cells_within']} of "
+        f"{len(result['cells'])} cells within {result['limit']} on both, "
+        f"{result['cells_within_noise']} within it or within what a calibrated estimate shows "
+        f"with {result['sims']} simulations (ece at most its floor, |bias| at most 2 se)"
     )
     return "\n".join(lines)

@@ -13,7 +13,15 @@ top item's predicted probability of being in the true top ``k`` (the items' ``|z
 - ``bias``: the mean predicted overlap minus the mean true overlap, as a share of ``k``;
 - ``error``: the root mean square of (predicted overlap - true overlap) / ``k`` over the
   simulations, the per-study error, with ``spread``, the root mean square of the binomial
-  spread ``sqrt(sum_i p_i (1 - p_i)) / k`` a calibrated estimate still misses one study by.
+  spread ``sqrt(sum_i p_i (1 - p_i)) / k`` a calibrated estimate still misses one study by;
+- ``ece_floor``: the 95th percentile of the ``ece`` a calibrated estimate would show on the
+  same predictions (each item's truth drawn from its own probability, :data:`FLOOR_DRAWS`
+  times: consistency resampling, Brocker and Smith 2007; items independent, so a lower bound
+  of the floor the items of one study, correlated, give); ``bias_se``: the standard error of
+  ``bias`` over the simulations.
+
+A cell whose ``ece`` is above the limit but within its ``ece_floor``, and whose ``bias`` is
+within two ``bias_se`` of 0, is what a calibrated estimate shows with that many simulations.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import FloatArray, check_int
+from .._validation import FloatArray, check_generator, check_int
 from ..crowd.model import CrowdModel
 from ..crowd.voters import true_ranks
 from ..designs import Design, default_design, get_design
@@ -43,9 +51,19 @@ from .studies import SimulationSettings
 from .variants import variant_similarity
 from .votes import simulate_study_votes
 
-__all__ = ["BINS", "CROWDS", "CalibrationCell", "CalibrationRun", "calibrate", "cell_figures"]
+__all__ = [
+    "BINS",
+    "CROWDS",
+    "FLOOR_DRAWS",
+    "CalibrationCell",
+    "CalibrationRun",
+    "calibrate",
+    "cell_figures",
+    "expected_calibration_error",
+]
 
 BINS = 10
+FLOOR_DRAWS = 200
 CROWDS: dict[str, CrowdModel] = {
     "paper": CrowdModel.paper(),
     "noisier": CrowdModel(sigma_range=(0.1, 0.5), eps_range=(0.05, 0.15), source="noisier"),
@@ -70,6 +88,8 @@ class CalibrationCell:
     spread: float
     predicted: float  # mean predicted overlap / k
     true: float  # mean true overlap / k
+    ece_floor: float
+    bias_se: float
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,32 +106,48 @@ class CalibrationCell:
             "spread": round(self.spread, 4),
             "predicted": round(self.predicted, 4),
             "true": round(self.true, 4),
+            "ece_floor": round(self.ece_floor, 4),
+            "bias_se": round(self.bias_se, 4),
         }
 
 
+def expected_calibration_error(predicted: FloatArray, truth: FloatArray) -> float:
+    """``sum_b (n_b / n) |mean predicted_b - mean truth_b|`` over :data:`BINS` equal-width
+    bins of ``predicted``."""
+    bins = np.minimum((predicted * BINS).astype(np.int64), BINS - 1)
+    gap = np.bincount(bins, predicted - truth, minlength=BINS)
+    return float(np.abs(gap).sum() / max(predicted.size, 1))
+
+
 def cell_figures(
-    probabilities: Sequence[FloatArray], truths: Sequence[FloatArray], k: int
+    probabilities: Sequence[FloatArray],
+    truths: Sequence[FloatArray],
+    k: int,
+    rng: np.random.Generator,
 ) -> dict[str, float]:
-    """``ece``, ``bias``, ``error``, ``spread``, ``predicted`` and ``true`` of one cell from
-    every simulation's top-``k`` probabilities and truth (1.0: truly in the top ``k``)."""
+    """``ece``, ``bias``, ``error``, ``spread``, ``predicted``, ``true``, ``ece_floor`` and
+    ``bias_se`` of one cell (module docstring) from every simulation's top-``k``
+    probabilities and truth (1.0: truly in the top ``k``); ``rng`` draws the floor's truths."""
     p = np.concatenate(probabilities)
     t = np.concatenate(truths)
-    bins = np.minimum((p * BINS).astype(np.int64), BINS - 1)
-    ece = 0.0
-    for b in range(BINS):
-        inside = bins == b
-        if inside.any():
-            ece += inside.mean() * abs(p[inside].mean() - t[inside].mean())
+    gen = check_generator(rng)
+    floor = [
+        expected_calibration_error(p, (gen.random(p.size) < p).astype(np.float64))
+        for _ in range(FLOOR_DRAWS)
+    ]
     predicted = np.array([q.sum() for q in probabilities]) / k
     true = np.array([q.sum() for q in truths]) / k
     spread = np.array([np.sqrt(np.sum(q * (1 - q))) for q in probabilities]) / k
+    miss = predicted - true
     return {
-        "ece": float(ece),
-        "bias": float(predicted.mean() - true.mean()),
-        "error": float(np.sqrt(np.mean((predicted - true) ** 2))),
+        "ece": expected_calibration_error(p, t),
+        "bias": float(miss.mean()),
+        "error": float(np.sqrt(np.mean(miss**2))),
         "spread": float(np.sqrt(np.mean(spread**2))),
         "predicted": float(predicted.mean()),
         "true": float(true.mean()),
+        "ece_floor": float(np.percentile(floor, 95)),
+        "bias_se": float(miss.std(ddof=1) / np.sqrt(miss.size)) if miss.size > 1 else 0.0,
     }
 
 
@@ -121,13 +157,15 @@ class CalibrationRun:
 
     ``shares[(k, ballot)][i]`` holds simulation ``i``'s top ``k`` items' shares (of posterior
     draws, or bootstrap resamples: ``method``) after that ballot, before any calibration map;
-    ``truths`` the same items' truth (1.0: in the true top ``k``).
+    ``truths`` the same items' truth (1.0: in the true top ``k``); ``seed`` the simulations'
+    seed, which also seeds each cell's ``ece_floor``.
     """
 
     distribution: str
     crowd: str
     method: Method
     sims: int
+    seed: int
     resamples: int
     shares: dict[tuple[int, int], list[FloatArray]]
     truths: dict[tuple[int, int], list[FloatArray]]
@@ -149,6 +187,7 @@ class CalibrationRun:
                     [calibrated(q, self.resamples, slope, offset) for q in shares],
                     self.truths[(k, after)],
                     k,
+                    np.random.default_rng([self.seed, k, after]),
                 ),
             )  # fmt: skip
             for (k, after), shares in sorted(self.shares.items())
@@ -233,5 +272,13 @@ def calibrate(
         if progress is not None:
             progress(1)
     return CalibrationRun(
-        distribution, crowd, method, count, drawn, shares, truths, time.perf_counter() - start
+        distribution,
+        crowd,
+        method,
+        count,
+        seed,
+        drawn,
+        shares,
+        truths,
+        time.perf_counter() - start,
     )

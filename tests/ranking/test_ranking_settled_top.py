@@ -205,10 +205,29 @@ def test_a_target_study_has_a_top_per_target() -> None:
 
 def test_cell_figures_of_a_perfect_and_an_overconfident_estimate() -> None:
     truth = [np.array([1.0, 1.0, 0.0, 0.0])]
-    perfect = cell_figures([np.array([1.0, 1.0, 0.0, 0.0])], truth, 4)
+    perfect = cell_figures([np.array([1.0, 1.0, 0.0, 0.0])], truth, 4, np.random.default_rng(0))
     assert perfect["ece"] == 0 and perfect["bias"] == 0 and perfect["error"] == 0
-    sure = cell_figures([np.ones(4)], truth, 4)
+    # Certain predictions leave a calibrated estimate no room for chance.
+    assert perfect["ece_floor"] == 0
+    sure = cell_figures([np.ones(4)], truth, 4, np.random.default_rng(0))
     assert sure["bias"] == pytest.approx(0.5) and sure["ece"] == pytest.approx(0.5)
+
+
+def test_the_ece_floor_covers_the_ece_of_a_calibrated_estimate_in_most_cells() -> None:
+    # Predictions spread over (0, 1) and truths drawn from them: calibrated by construction.
+    # The floor is the 95th percentile of such an ece, so about 95% of cells stay within it,
+    # and fifty studies of ten items give an ece well above zero.
+    rng = np.random.default_rng(3)
+    inside, eces = [], []
+    for _ in range(100):
+        predicted = [rng.uniform(0.05, 0.95, 10) for _ in range(50)]
+        truths = [(rng.random(10) < p).astype(np.float64) for p in predicted]
+        figures = cell_figures(predicted, truths, 10, rng)
+        inside.append(figures["ece"] <= figures["ece_floor"])
+        eces.append(figures["ece"])
+        assert abs(figures["bias"]) <= 4 * figures["bias_se"]
+    assert 0.88 <= np.mean(inside) <= 1.0
+    assert np.median(eces) > 0.02
 
 
 def test_a_small_calibrate_run_gives_the_tables_fields(capsys: pytest.CaptureFixture[str]) -> None:
@@ -223,7 +242,9 @@ def test_a_small_calibrate_run_gives_the_tables_fields(capsys: pytest.CaptureFix
     result = json.loads(capsys.readouterr().out)
     assert {"passed", "worst_ece", "worst_bias", "slope", "offset", "cells"} <= set(result)
     assert result["method"] == "deconvolved"
-    assert set(result["cells"][0]) >= {"ece", "bias", "error", "spread", "predicted", "true"}
+    assert set(result["cells"][0]) >= {"ece", "bias", "error", "spread", "predicted", "true",
+                                       "ece_floor", "bias_se"}  # fmt: skip
+    assert 0 <= result["cells_within"] <= result["cells_within_noise"] <= len(result["cells"])
     assert [c["ballot"] for c in result["cells"]] == [1, 2]
 
 
