@@ -12,10 +12,17 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config import embedded_postgres
-from ranking.designs import BUILT_IN_DESIGNS
+
+try:
+    # Importing ranking registers the designs the environment's RANKING_DESIGNS names: a path
+    # that is wrong stops every process (manage.py, web, worker) with the path and the reason.
+    from ranking.designs import BUILT_IN_DESIGNS
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

@@ -1,9 +1,15 @@
 import os
+import sys
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+try:
+    application = get_wsgi_application()
+except ImproperlyConfigured as exc:
+    # A wrong setting (e.g. RANKING_DESIGNS): the worker stops with one line naming it.
+    sys.exit(f"config.wsgi: the configuration is wrong: {exc}")
 
 
 def _warm_up() -> None:

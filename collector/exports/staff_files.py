@@ -1,8 +1,8 @@
 """The files of the staff's watching pages: the live figures per ballot and the interim ranking
-(:mod:`collector.staff.live`), the voter table (:mod:`collector.staff.voters`), the attention
-checks (:mod:`collector.staff.checks`), the fitted crowd (:mod:`collector.staff.crowd`) and the
-model leaderboard (:mod:`collector.evaluation.leaderboard`). Each writer takes the study and the
-reader's :class:`collector.exports.options.Options`; none is fit for a public release.
+(:mod:`collector.staff.live`), the voter table (:mod:`collector.studies.voter_quality`), the
+attention checks (:mod:`collector.staff.checks`), the fitted crowd (:mod:`collector.staff.crowd`)
+and the model leaderboard (:mod:`collector.evaluation.leaderboard`). Each writer takes the study
+and the reader's :class:`collector.exports.options.Options`; none is fit for a public release.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collector.exports.options import Options
 from collector.models import Study
 from collector.staff import checks, crowd, live, voters
 from collector.staff.study_page import interim_ranking
-from collector.studies import attention_checks
+from collector.studies import attention_checks, voter_quality
 
 BALLOTS_HEADER = [
     "ballot", "status", "answered", "open", "leased", "voided", "total", "items_without_answer",
@@ -60,7 +60,7 @@ def interim_csv(study: Study, options: Options) -> Iterator[str]:
 def voters_csv(study: Study, options: Options) -> Iterator[str]:
     """The voter table with the flags' thresholds of ``options.query`` (defaults for the rest)."""
     form = voters.Thresholds({**voters.defaults(), **options.query})
-    table = voters.voter_table(study, form.values())
+    table = voter_quality.voter_table(study, form.values())
     return csv_lines(VOTERS_HEADER, ([r[k] for k in VOTERS_HEADER] for r in table["rows"]))
 
 

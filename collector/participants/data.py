@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from collector.models import CheckAnswer, Item, Study, VoidedVote, Vote, Voter
-from collector.staff import voters as voter_table
+from collector.studies.voter_quality import FLAGS, voter_table
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
 
@@ -122,14 +122,14 @@ def _flags(voter: Voter) -> dict[str, Any]:
     """The voter table's row of this voter (default thresholds): figures and flags."""
     if not Vote.objects.filter(voter=voter).exists():
         return {}
-    table = voter_table.voter_table(voter.study, voter_table.defaults())
+    table = voter_table(voter.study)
     row = next((r for r in table["rows"] if r["voter_id"] == voter.pk), None)
     if row is None:
         return {}
     keys = ("votes", "median_response_ms", "tie_rate", "left_share", "agreement")
     return {
         **{k: row.get(k) for k in keys},
-        "flags": [f for f in voter_table.FLAGS if row.get(f)],
+        "flags": [f for f in FLAGS if row.get(f)],
     }
 
 

@@ -15,9 +15,11 @@ API's view of the fit (with the study's own plan predicted when asked; 409 befor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import HttpRequest, HttpResponse
@@ -32,7 +34,15 @@ from collector.models import Study, Vote, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies import bulk_sql
 from collector.studies.designs import Purpose, study_design, study_groups, study_rng
-from ranking.designs import DESIGNS, PAPER_DESIGN, Design, default_design, get_design
+from ranking.designs import (
+    BUILT_IN_DESIGNS,
+    DESIGNS,
+    PAPER_DESIGN,
+    SETTING,
+    Design,
+    default_design,
+    get_design,
+)
 from ranking.simulation import design_costs
 
 MAX_VOTES = 50_000  # votes a fit reads at most (a seeded sample beyond)
@@ -86,6 +96,24 @@ def fitted_crowd(study: Study) -> dict[str, Any]:
     return result
 
 
+def simulator_command(command: str, designs: Sequence[Design], **flags: Any) -> str:
+    """The simulator's command line for a downloaded crowd file: ``run`` one design or
+    ``compare`` several, with the first design's options and ``flags`` (``--name value``).
+
+    A design that is not built in is known to a shell's simulator only through the
+    ``RANKING_DESIGNS`` environment variable: the command then starts with this application's
+    setting.
+    """
+    names = ",".join(design.name for design in designs)
+    given = {"design" if command == "run" else "designs": names, **designs[0].options, **flags}
+    words = [f"python -m ranking.simulate {command} --crowd crowd.json"]
+    words += [f"--{name} {value}" for name, value in given.items()]
+    paths = {f"{type(d).__module__}.{type(d).__qualname__}" for d in designs}
+    if not paths <= set(BUILT_IN_DESIGNS):
+        words.insert(0, f"{SETTING}={','.join(settings.RANKING_DESIGNS)}")
+    return " ".join(words)
+
+
 def predict(
     crowd: dict[str, Any],
     n_items: int,
@@ -102,19 +130,23 @@ def predict(
     """What a planned study reaches with ``crowd`` (a :func:`fitted_crowd`): every registered
     design with the same budget under ``estimator``, the chosen ``design`` (with its options)
     first, and the cost side: the smallest ``M`` (up to twice the planned one) with which each
-    design reaches ``target`` rho_w (default: what the paper's adaptive design reaches at the
-    planned ``M``, whose own cost is then the planned ``M``). ``groups``: a target study's
-    target of every item. ``{"refused": reason}`` for a study too large or a plan the simulator
-    cannot run."""
-    if n_items > PREDICTION_MAX_ITEMS:
-        return {
-            "refused": f"{n_items:,} items: too many to simulate here (at most "
-            f"{PREDICTION_MAX_ITEMS:,}); download the crowd file and run "
-            "python -m ranking.simulate compare --crowd crowd.json"
-        }
-    model = ranking.CrowdModel.from_dict(crowd["model"])
+    design reaches ``target`` rho_w (default: what the ``reference`` design reaches at the
+    planned ``M``, whose own cost is then the planned ``M``: the paper's adaptive design, or the
+    chosen one when the paper's is not registered). ``groups``: a target study's target of
+    every item. ``{"refused": reason}`` for a study too large or a plan the simulator cannot
+    run."""
     chosen = design or get_design(default_design())
     designs = [chosen, *(get_design(name) for name in DESIGNS if name != chosen.name)]
+    if n_items > PREDICTION_MAX_ITEMS:
+        command = simulator_command(
+            "compare", designs, items=n_items, m=m, alpha=alpha, ballots=n_ballots,
+            estimator=estimator,
+        )  # fmt: skip
+        return {
+            "refused": f"{n_items:,} items: too many to simulate here (at most "
+            f"{PREDICTION_MAX_ITEMS:,}); download the crowd file and run {command}"
+        }
+    model = ranking.CrowdModel.from_dict(crowd["model"])
     common: dict[str, Any] = {
         "alpha": alpha, "n_ballots": n_ballots, "n_voters": PREDICTION_VOTERS, "seed": seed,
         "groups": groups, "sims": PREDICTION_SIMS,
@@ -129,15 +161,17 @@ def predict(
     for row in prediction["rows"]:
         row["comparisons"] = prediction["comparisons"][row["design"]]
         row["chosen"] = row["design"] == chosen.name
-    paper = next(r["rho_w"][0] for r in prediction["rows"] if r["design"] == PAPER_DESIGN)
-    goal = paper if target is None else target
-    # Without a target asked, the paper's design reaches its own figure at the planned M.
-    reached = {PAPER_DESIGN: (m, paper)} if target is None else None
+    reference = PAPER_DESIGN if any(d.name == PAPER_DESIGN for d in designs) else chosen.name
+    base = next(r["rho_w"][0] for r in prediction["rows"] if r["design"] == reference)
+    goal = base if target is None else target
+    # Without a target asked, the reference design reaches its own figure at the planned M.
+    reached = {reference: (m, base)} if target is None else None
     cost = design_costs(
         model, n_items, goal, designs, m_max=2 * m, reached=reached, estimator=rule, **common
     )
     return {**prediction, "target": goal, "asked": target is not None, "m_max": 2 * m,
-            "cost": cost}  # fmt: skip
+            "cost": cost, "reference": reference,
+            "reference_is_paper": reference == PAPER_DESIGN}  # fmt: skip
 
 
 def predict_plan(crowd: dict[str, Any], study: Study) -> dict[str, Any]:
@@ -176,6 +210,7 @@ def _context(study: Study, predict_own: bool) -> dict[str, Any]:
     context["sigma_text"] = spread(summary["sigma_range"], summary["sigma_mean"])
     context["eps_text"] = spread(summary["eps_range"], summary["eps_mean"])
     context["voters"] = crowd["model"]["voters"]
+    context["command"] = simulator_command("run", [study_design(study)])
     if predict_own:
         context["prediction"] = predict_plan(crowd, study)
     return context
@@ -197,7 +232,8 @@ class CrowdView(StudyView):
         """The paper's voter model fitted to the study's votes: the crowd file (per-voter
         sigma* and epsilon, the crowd's ranges) and its summary; with ``predict``, what the
         study's plan reaches with this crowd (every design, the study's estimator, and the
-        smallest M with which each reaches the adaptive design's rho_w)."""
+        smallest M with which each reaches the rho_w of the reference design: the paper's
+        adaptive one, or the study's when adaptive is not registered)."""
         study = self.study(request, slug)
         try:
             fitted = fitted_crowd(study)

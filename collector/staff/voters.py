@@ -1,14 +1,7 @@
-"""The staff's voter table: how each voter answered, with flags, and the crowd's position bias;
-excluding a voter.
-
-Figures come from :func:`ranking.crowd.voter_quality` over the study's votes; the thresholds of the
-flags are the page's form (speeders: median response under ``speeder_ms``; straight-liners: a
-run of ``run_length`` answers on the same side; low agreement: under ``min_agreement`` of the
-voter's votes predicted by everyone else's; failed checks: at least the study's
-``check_fail_limit`` attention checks failed). Excluded voters' votes are left out of everyone
-else's consensus and of the position bias. Staff may look a voter up by their platform id
-(``participant``); the table and its CSV show pseudonyms only. Excluding runs
-:func:`collector.voting.store.exclude_voter`.
+"""The staff's voter table: how each voter answered, with flags, and the crowd's position bias
+(:func:`collector.studies.voter_quality.voter_table`, with the thresholds of the page's form);
+excluding a voter. Staff may look a voter up by their platform id (``participant``); the table
+and its CSV show pseudonyms only. Excluding runs :func:`collector.voting.store.exclude_voter`.
 
 The staff API: ``GET /api/v1/staff/studies/<slug>/voters?speeder_ms=&run_length=&min_agreement=
 &participant=`` the voter table (pseudonyms; ``participant`` finds a platform id's pseudonym) and
@@ -18,13 +11,11 @@ if excluded before).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.db import transaction
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -34,45 +25,41 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from threadpoolctl import threadpool_limits
 
-import ranking
 from collector.access import CHANGE, get_study, staff_required
 from collector.audit.trail import record
-from collector.models import Study, VoidedVote, Voter
+from collector.models import Study, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
-from collector.studies import attention_checks, bulk_sql
+from collector.studies.voter_quality import FLAGS, THRESHOLDS, flagged, voter_table
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
-from ranking.crowd import MIN_AGREEMENT, RUN_LENGTH, SPEEDER_MS
 
 CSV_HEADER = [
     "voter", "votes", "median_response_ms", "tie_rate", "left_share", "longest_same_side_run",
     "agreement", "checks_passed", "checks_failed", "speeder", "straight_liner", "low_agreement",
     "failed_checks", "excluded", "excluded_reason", "voided",
 ]  # fmt: skip
-FLAGS = ("speeder", "straight_liner", "low_agreement", "failed_checks")
 FLAG_NAMES = {f: f.replace("_", " ") for f in FLAGS} | {"straight_liner": "straight-liner"}
 
 
 class Thresholds(forms.Form):
     speeder_ms = forms.IntegerField(
         label="Speeder: median response under (ms)",
-        initial=int(SPEEDER_MS),
+        initial=THRESHOLDS["speeder_ms"],
         min_value=0,
         max_value=600_000,
         required=False,
     )
     run_length = forms.IntegerField(
         label="Straight-liner: same side in a row",
-        initial=RUN_LENGTH,
+        initial=THRESHOLDS["run_length"],
         min_value=2,
         max_value=10_000,
         required=False,
     )
     min_agreement = forms.FloatField(
         label="Low agreement: under",
-        initial=MIN_AGREEMENT,
+        initial=THRESHOLDS["min_agreement"],
         min_value=0.0,
         max_value=1.0,
         required=False,
@@ -100,86 +87,6 @@ def _with_defaults(request: HttpRequest) -> dict[str, Any]:
     return {**defaults(), **request.GET.dict()}
 
 
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
-def voter_table(study: Study, thresholds: dict[str, Any]) -> dict[str, Any]:
-    """Rows (every voter who voted, answered a check or was excluded; most votes first), the
-    position bias and whether agreement is leave-one-voter-out."""
-    votes = bulk_sql.study_votes(study.pk)
-    people = {
-        v["id"]: v
-        for v in Voter.objects.filter(study=study).values(
-            "id", "pseudonym", "checks_passed", "checks_failed", "excluded_at", "excluded_reason"
-        )
-    }
-    q = None
-    if votes.voter.size:
-        # Many small solves: BLAS threads would only contend with each other and the web node.
-        with threadpool_limits(limits=1, user_api="blas"):
-            q = ranking.crowd.voter_quality(
-                study.items.count(), votes.pairs, votes.first_score, votes.voter,
-                votes.response_ms, speeder_ms=thresholds["speeder_ms"],
-                run_length=thresholds["run_length"], min_agreement=thresholds["min_agreement"],
-                consensus=~votes.excluded,
-            )  # fmt: skip
-    figures: dict[int, dict[str, Any]] = {}
-    if q is not None:
-        for k, v in enumerate(q.voters):
-            figures[int(v)] = {
-                "votes": int(q.votes[k]),
-                "median_response_ms": _number(float(q.median_ms[k])),
-                "tie_rate": float(q.tie_rate[k]),
-                "left_share": _number(float(q.left_share[k])),
-                "longest_same_side_run": int(q.longest_run[k]),
-                "agreement": _number(float(q.agreement[k])),
-                "speeder": bool(q.speeder[k]),
-                "straight_liner": bool(q.straight_liner[k]),
-                "low_agreement": bool(q.low_agreement[k]),
-            }
-    shown = set(figures) | {
-        i for i, p in people.items() if p["excluded_at"] or p["checks_passed"] or p["checks_failed"]
-    }
-    voided = dict(
-        VoidedVote.objects.filter(voter__study=study)
-        .values("voter_id")
-        .annotate(n=Count("id"))
-        .values_list("voter_id", "n")
-    )
-    rows = [
-        {**_row(people[i], figures.get(i), study.check_fail_limit), "voided": voided.get(i, 0)}
-        for i in shown
-        if i in people
-    ]
-    rows.sort(key=lambda r: (-r["votes"], r["voter"]))
-    trusted = votes.trusted()
-    return {
-        "rows": rows,
-        "bias": ranking.crowd.position_bias(trusted.first_score) if trusted.voter.size else None,
-        "leave_one_out": q.leave_one_out if q is not None else True,
-    }
-
-
-def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[str, Any]:
-    empty = {
-        "votes": 0, "median_response_ms": None, "tie_rate": None, "left_share": None,
-        "longest_same_side_run": 0, "agreement": None, "speeder": False,
-        "straight_liner": False, "low_agreement": False,
-    }  # fmt: skip
-    failed = person["checks_failed"]
-    return {
-        "voter": person["pseudonym"],
-        "voter_id": person["id"],
-        **(figures or empty),
-        "checks_passed": person["checks_passed"],
-        "checks_failed": failed,
-        "failed_checks": attention_checks.failed_checks(failed, fail_limit),
-        "excluded": person["excluded_at"] is not None,
-        "excluded_reason": person["excluded_reason"],
-    }
-
-
 def find_participant(study: Study, participant: str | None) -> Voter | None:
     """The study's voter with this platform id (any platform), for payments and rejections:
     found by the id's keyed hash, as stored."""
@@ -187,10 +94,6 @@ def find_participant(study: Study, participant: str | None) -> Voter | None:
         return None
     key = participant_key(participant.strip())
     return Voter.objects.filter(study=study, participant=key).first()
-
-
-def flagged(row: dict[str, Any]) -> bool:
-    return any(row[f] for f in FLAGS)
 
 
 def _fixed(value: float | None, digits: int, unit: str = "") -> str:

@@ -3,19 +3,27 @@ the new-study page's "plan with the crowd of" prediction."""
 
 from __future__ import annotations
 
+import html
+import os
 import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from django.core.cache import cache
+from django.test import override_settings
 
 import ranking
 from collector.models import Study, Vote, Voter
+from collector.staff import crowd
 from collector.staff.crowd import spread
 from collector.voting import store
 from ranking.designs import DESIGNS
 from tests.collector.helpers import finished_study, staff_user, tokens_csv
-from tests.factories import make_study
+from tests.factories import LADDER, ladder_enabled, make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,6 +63,8 @@ def test_the_crowd_page_shows_the_fitted_noise_and_offers_the_crowd_file(client,
     model = ranking.CrowdModel.from_json(client.get("/staff/known/crowd.json").content.decode())
     assert model.n_voters == 20 and sum(model.sigma_range) / 2 == pytest.approx(sigma, abs=5e-4)
     assert set(model.voter_names) == set(study.voters.values_list("pseudonym", flat=True))
+    built_in = "python -m ranking.simulate run --crowd crowd.json --design adaptive"
+    assert shown_command(page) == built_in  # no setting needed
     csv = b"".join(client.get("/staff/known/crowd.csv")).decode()
     assert csv.splitlines()[0] == "voter,votes,sigma,eps" and len(csv.splitlines()) == 21
     predicted = client.get("/staff/known/crowd/?predict=1").content.decode()
@@ -70,6 +80,54 @@ def test_the_crowd_page_shows_the_fitted_noise_and_offers_the_crowd_file(client,
     shuffled = client.get("/staff/known/crowd/").content.decode()
     noisy = page_figure(shuffled, "σ* (nonconformity)"), page_figure(shuffled, "ε (distraction)")
     assert noisy[1] >= 0.15, noisy
+
+
+def shown_command(page: str) -> str:
+    """The simulator's command line the crowd page gives."""
+    found = re.search(r"<code>([^<]*python -m ranking.simulate [^<]*)</code>", page)
+    assert found is not None
+    return html.unescape(found.group(1))
+
+
+@ladder_enabled()
+def test_the_crowd_page_gives_a_design_not_built_in_with_the_setting_the_simulator_needs(
+    client, monkeypatch, tmp_path
+):
+    finished_study(monkeypatch, created_by=staff_user(client), slug="ladder", design="ladder")
+    command = shown_command(client.get("/staff/ladder/crowd/").content.decode())
+    assert command.startswith("RANKING_DESIGNS=ranking.designs.adaptive.Adaptive,")
+    assert command.endswith(f",{LADDER} python -m ranking.simulate run --crowd crowd.json "
+                            "--design ladder")  # fmt: skip
+    # The command as a shell runs it, beside the downloaded crowd file (a smaller study).
+    (tmp_path / "crowd.json").write_bytes(client.get("/staff/ladder/crowd.json").content)
+    setting, python, *arguments = shlex.split(command)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env["RANKING_DESIGNS"] = setting.removeprefix("RANKING_DESIGNS=")
+    small = ["--items", "30", "--m", "2", "--ballots", "2", "--sims", "2", "--voters", "5"]
+    ran = subprocess.run([sys.executable, *arguments, *small, "--json"], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert python == "python" and ran.returncode == 0, ran.stderr
+    assert '"designs": {"ladder": {}}' in ran.stdout
+
+
+@override_settings(RANKING_DESIGNS=[LADDER, "ranking.designs.swiss.Swiss"])
+def test_without_the_papers_design_the_cost_side_starts_from_the_chosen_design(client, monkeypatch):
+    finished_study(monkeypatch, created_by=staff_user(client), slug="ladder", design="ladder")
+    page = client.get("/staff/ladder/crowd/?predict=1").content.decode()
+    assert "ladder (chosen)" in page and "what the chosen ladder design reaches at M = 4" in page
+    data = client.get("/api/v1/staff/studies/ladder/crowd?predict=1").json()["prediction"]
+    ladder = next(r for r in data["rows"] if r["design"] == "ladder")
+    assert data["reference"] == "ladder" and data["target"] == ladder["rho_w"][0]
+    # A study too large to simulate here: the command that compares the designs from a shell.
+    monkeypatch.setattr(crowd, "PREDICTION_MAX_ITEMS", 10)
+    refused = client.get("/staff/ladder/crowd/?predict=1").content.decode()
+    command = (
+        f"RANKING_DESIGNS={LADDER},ranking.designs.swiss.Swiss python -m ranking.simulate "
+        "compare --crowd crowd.json --designs ladder,swiss --items 45 --m 4 --alpha 0.5 "
+        "--ballots 2 --estimator rescaled_borda"
+    )
+    advice = "45 items: too many to simulate here (at most 10); download the crowd file and run"
+    assert html.escape(f"{advice} {command}") in refused
 
 
 def test_a_fit_without_spread_says_one_value_for_every_voter(client):

@@ -4,6 +4,11 @@ library's driver, and the design on every surface."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from django.core.management import CommandError
@@ -153,6 +158,27 @@ def test_a_design_unknown_to_the_setting_is_refused(client):
         make_study(n_tokens=9, design="ladder")
     client.force_login(staff_user())
     assert 'value="ladder"' not in client.get("/staff/new/").content.decode()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ([sys.executable, "manage.py", "check"], "manage.py"),
+        ([sys.executable, "-c", "import config.wsgi"], "config.wsgi"),
+        ([str(Path(sys.executable).with_name("celery")), "-A", "config", "worker"], "celery"),
+    ],
+)
+def test_a_wrong_design_setting_stops_each_process_with_one_line_naming_it(command, program):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RANKING_DESIGNS": "ranking.designs.nowhere.X"}
+    out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        f"{program}: the configuration is wrong: RANKING_DESIGNS: cannot import "
+        "'ranking.designs.nowhere.X': No module named 'ranking.designs.nowhere'"
+    )
 
 
 @ladder_enabled()

@@ -1,6 +1,7 @@
-"""Staff pages in a real browser at a 1,280 x 800 window: every table fits or scrolls inside a box
-whose scrollbar is in view, and no page asks for a file that is not there (the icon included).
-With SCREENSHOT_DIR set, each page is kept as a PNG."""
+"""Staff pages in a real browser at a 1,280 x 800 window (the crowd page and the new-study form
+at 375 px too): every table fits or scrolls inside a box whose scrollbar is in view, and no page
+asks for a file that is not there (the icon included). With SCREENSHOT_DIR set, each page is
+kept as a PNG."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from playwright.sync_api import expect
 
 from collector.models import Study, Vote
 from tests.browser import logged_in, shot
-from tests.collector.helpers import finish_in_process, staff_user
-from tests.factories import make_study
+from tests.collector.helpers import finish_in_process, finished_study, staff_user
+from tests.factories import ladder_enabled, make_study
 from tests.voting.voter_client import answer, current
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -117,6 +118,36 @@ def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeyp
         clip = {"x": r["x"] - 8, "y": r["y"] - 8, "width": r["width"] + 16, "height": 300}
         staff.screenshot(path=f"{folder}/ranking-box-keyboard-focus.png", clip=clip)
     assert staff.failed == []
+
+
+@ladder_enabled()
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_crowd_page_and_the_new_study_form_fit_a_desktop_and_a_phone(
+    live_server, browser, monkeypatch, width
+):
+    # A design that is not built in: the crowd page's command carries the long setting.
+    owner = staff_user()
+    finished_study(monkeypatch, created_by=owner, slug="pilot", name="Sales pilot", n_tokens=14,
+                   design="ladder")  # fmt: skip
+    page = logged_in(browser, live_server.url, owner, width=width, height=800).new_page()
+    page.goto(f"{live_server.url}/staff/pilot/crowd/?predict=1")
+    expect(page.locator("table.prediction.cost")).to_be_visible()
+    expect(page.locator("code")).to_contain_text("RANKING_DESIGNS=")
+    shot(page, f"crowd-{width}")
+    assert_tables_fit_or_scroll_in_view(page, f"crowd at {width}")
+    page.goto(f"{live_server.url}/staff/new/")
+    shot(page, f"study-new-{width}")
+    assert_tables_fit_or_scroll_in_view(page, f"new study at {width}")
+    page.get_by_label("Name", exact=True).fill("Sales, the full study")
+    page.get_by_label("Tokens (area,token per line)").fill(
+        "area,token\n" + "".join(f"Sales,token {i}\n" for i in range(12))
+    )
+    page.get_by_label("Plan with the crowd of").select_option("pilot")
+    page.get_by_role("button", name="Preview the plan").click()
+    expect(page.locator("table.prediction.cost")).to_be_visible()
+    shot(page, f"study-new-preview-{width}")
+    assert_tables_fit_or_scroll_in_view(page, f"new study's preview at {width}")
+    page.context.close()
 
 
 def test_no_page_asks_for_a_missing_file_and_every_page_has_its_icon(live_server, staff):
