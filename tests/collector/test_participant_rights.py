@@ -25,7 +25,7 @@ from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests import factories
 from tests.collector.helpers import staff_user
-from tests.voting.voter_client import answer, current
+from tests.voting.voter_client import answer, current, take_part
 
 pytestmark = pytest.mark.django_db
 
@@ -34,11 +34,7 @@ PID = "5f1c0ffee0ddba11deadbeef"
 
 def _prolific(study: Study, pid: str = PID, n: int = 3) -> Client:
     """A Prolific participant answers ``n`` comparisons through the pages."""
-    browser = Client()
-    browser.post(f"/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=st&SESSION_ID=se")
-    for _ in range(n):
-        answer(browser, study.slug, current(browser, study.slug)["comparison"]["id"])
-    return browser
+    return take_part(study.slug, n, f"?PROLIFIC_PID={pid}&STUDY_ID=st&SESSION_ID=se")
 
 
 def _lookup(client: Client, pid: str = PID) -> str:

@@ -17,7 +17,14 @@ from collector.models import CheckAnswer, ForgottenParticipant, Study, Vote, Vot
 from collector.participants import forgetting, retention
 from collector.voting import store
 from tests import factories
-from tests.voting.voter_client import MTURK_SANDBOX, answer, current, mturk, session_voter
+from tests.voting.voter_client import (
+    MTURK_SANDBOX,
+    answer,
+    current,
+    mturk,
+    session_voter,
+    take_part,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -41,11 +48,7 @@ def _study(**fields) -> Study:
 
 def _take_part(study: Study, n: int, query: str = LINK) -> Client:
     """The participant agrees and answers ``n`` comparisons in a browser of their own."""
-    browser = Client()
-    browser.post(f"/s/{study.slug}/{query}")
-    for _ in range(n):
-        answer(browser, study.slug, current(browser, study.slug)["comparison"]["id"])
-    return browser
+    return take_part(study.slug, n, query)
 
 
 def _forget(study: Study, platform_id: str = PID) -> None:

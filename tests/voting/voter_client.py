@@ -38,6 +38,15 @@ def answer(client: Client, slug: str, comparison_id: int, choice: str = "left", 
     return client.post(f"/s/{slug}/answer", body, content_type="application/json", **extra)
 
 
+def take_part(slug: str, n: int, query: str = "") -> Client:
+    """A participant agrees and answers ``n`` comparisons in a browser of their own."""
+    browser = Client()
+    start(browser, slug, query)
+    for _ in range(n):
+        answer(browser, slug, current(browser, slug)["comparison"]["id"])
+    return browser
+
+
 def answer_all(client: Client, slug: str) -> dict:
     """Answer until no pair is left; the last reply."""
     body = current(client, slug)
