@@ -14,8 +14,11 @@ empirical-Bayes Bradley-Terry posterior fitted to every answered comparison of b
 of :func:`ranking.evaluation.strength_posterior.strength_posterior` (the Laplace approximation
 ``N(t_hat_i, 1 / H_ii)`` per item, the prior variance chosen by the marginal likelihood) gives
 every item's likelihood, and a prior on a grid, moved from the Gaussian towards the
-nonparametric maximum likelihood estimate by 20 EM steps, replaces the Gaussian. An item's
-probability is the share of draws with the item among the draw's ``k`` strongest (of its
+nonparametric maximum likelihood estimate by 20 EM steps, replaces the Gaussian; each item's
+likelihood is first widened by its design effect
+(:func:`ranking.evaluation.strength_posterior.voter_design_effect`: a voter's opinion of an item
+is persistent, so the same voter's answers about it count for less than their number). An
+item's probability is the share of draws with the item among the draw's ``k`` strongest (of its
 target, in a target study).
 The prior shrinks the current top items, picked for their high observed scores, towards the
 rest (the winner's curse); an item an early ballot dropped has few comparisons, a wide
@@ -57,7 +60,13 @@ from ..ballots.replay import StudyVotes, rescore
 from ..protocol.closing import ESTIMATORS, Estimator
 from ..protocol.scores import ranks_from_scores
 from .reliability import without_voters
-from .strength_posterior import deconvolved_posterior, strength_posterior
+from .strength_posterior import (
+    DeconvolvedPosterior,
+    StrengthPosterior,
+    deconvolved_posterior,
+    strength_posterior,
+    voter_design_effect,
+)
 
 __all__ = [
     "DEFAULT_KS",
@@ -397,7 +406,12 @@ def _posterior_hits(
     ``k`` strongest of its group."""
     gaussian = strength_posterior(study.n_items, study.pairs, study.first_score)
     child = rng.spawn(1)[0]
-    posterior = deconvolved_posterior(gaussian, child) if method == "deconvolved" else gaussian
+    posterior: StrengthPosterior | DeconvolvedPosterior = gaussian
+    if method == "deconvolved":
+        effect, _ = voter_design_effect(
+            study.n_items, study.pairs, study.first_score, study.voter, gaussian.mean
+        )
+        posterior = deconvolved_posterior(gaussian, child, design_effect=effect)
     chunk = max(1, DRAW_CHUNK // study.n_items)
     for start in range(0, count, chunk):
         drawn = posterior.draw(child, min(chunk, count - start), inflation)

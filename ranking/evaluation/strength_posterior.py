@@ -40,6 +40,7 @@ __all__ = [
     "StrengthPosterior",
     "deconvolved_posterior",
     "strength_posterior",
+    "voter_design_effect",
 ]
 
 # EM steps of the deconvolved prior (chosen on simulated studies of seeds 1000+: docs/science.md).
@@ -174,6 +175,78 @@ def _map(
     return theta, curvature(theta)[2]
 
 
+def voter_design_effect(
+    n_items: int,
+    pairs: npt.ArrayLike,
+    first_score: npt.ArrayLike,
+    voter: npt.ArrayLike,
+    strength: npt.ArrayLike,
+) -> tuple[FloatArray, float]:
+    """Each item's design effect from voters judging it more than once, and the correlation.
+
+    A voter's opinion of an item is persistent (Section 4.1: ``eta_i^(v)`` is drawn once per
+    voter and item), so one voter's answers about one item are correlated and count for fewer
+    independent comparisons than their number. With the residuals ``r_p = s_p - sigma(d_p)``
+    of the comparisons (signed towards the item) at ``strength`` and their weights ``w_p =
+    sigma(d_p)(1 - sigma(d_p))``, grouped into clusters ``c`` of one voter and one item, the
+    study's within-cluster correlation is pooled over every cluster,
+    ``rho = sum_c sum_{p != q in c} r_p r_q / sum_c n_c (n_c - 1) w_c`` (``w_c`` the cluster's
+    mean weight, ``rho`` at least 0), and item ``i``'s design effect (Kish) is
+    ``1 + rho sum_{c of i} n_c (n_c - 1) w_c / sum_{p of i} w_p``: 1 for an item no voter
+    judged twice, larger for the top items the later ballots show the same voters again.
+
+    Parameters
+    ----------
+    n_items : int
+    pairs : array_like of int, shape (P, 2)
+        Answered comparisons, as item ids.
+    first_score : array_like of float, shape (P,)
+        1.0 first item won, 0.0 second won, 0.5 tie.
+    voter : array_like of int, shape (P,)
+        Who answered each comparison (any non-negative integer ids).
+    strength : array_like of float, shape (n_items,)
+        The items' fitted strengths (:func:`strength_posterior`'s ``mean``).
+
+    Returns
+    -------
+    design_effect : numpy.ndarray of float64, shape (n_items,)
+    rho : float
+
+    Examples
+    --------
+    >>> effect, rho = voter_design_effect(2, [[0, 1]] * 4, [1.0, 1.0, 0.0, 0.0], [0, 0, 1, 1],
+    ...                                   [0.0, 0.0])
+    >>> round(rho, 6), effect.round(6).tolist()
+    (1.0, [2.0, 2.0])
+    """
+    n = check_int(n_items, "n_items", minimum=1)
+    pair_ids, scores = check_comparisons(n, pairs, first_score)
+    who = np.asarray(voter, dtype=np.int64)
+    theta = np.asarray(strength, dtype=np.float64)
+    if who.shape != scores.shape or (who.size and who.min() < 0):
+        raise ValueError("voter must hold one non-negative id per comparison")
+    if theta.shape != (n,):
+        raise ValueError(f"strength must hold {n} values, got shape {theta.shape}")
+    first, second = pair_ids[:, 0], pair_ids[:, 1]
+    p = expit(theta[first] - theta[second])
+    residual = scores - p
+    weight = p * (1.0 - p)
+    cluster, index = np.unique(
+        np.concatenate([who * n + first, who * n + second]), return_inverse=True
+    )
+    signed = np.concatenate([residual, -residual])
+    size = np.bincount(index).astype(np.float64)
+    total = np.bincount(index, signed)
+    cross = total**2 - np.bincount(index, signed**2)
+    paired = (size - 1.0) * np.bincount(index, np.concatenate([weight, weight]))
+    rho = max(0.0, float(cross.sum()) / float(paired.sum())) if paired.sum() > 0 else 0.0
+    item = cluster % n
+    information = np.bincount(first, weight, n) + np.bincount(second, weight, n)
+    repeated = np.bincount(item, paired, n)
+    effect = 1.0 + rho * repeated / np.maximum(information, 1e-12)
+    return effect.astype(np.float64), rho
+
+
 @dataclass(frozen=True, eq=False)
 class DeconvolvedPosterior:
     """Item posteriors under a prior estimated on a grid from all items (a deconvolution).
@@ -245,6 +318,7 @@ def deconvolved_posterior(
     iterations: int = DECONVOLUTION_STEPS,
     grid_points: int = 200,
     fit_items: int = 20_000,
+    design_effect: npt.ArrayLike | None = None,
 ) -> DeconvolvedPosterior:
     """The prior of the items' strengths estimated from the items themselves (docs/science.md).
 
@@ -257,7 +331,9 @@ def deconvolved_posterior(
     (L_i g))``), started from the Gaussian prior: the steps move the prior towards the
     shape the items' estimates show (a short upper tail, a plateau of near-equal top items)
     and, stopped early, keep it smooth. Beyond ``fit_items`` compared items, the prior is
-    fitted on that many drawn at random.
+    fitted on that many drawn at random. With ``design_effect``, each likelihood's variance
+    ``s_i^2`` is multiplied by the item's (:func:`voter_design_effect`: voters who judged the
+    item more than once count for less) before the prior is fitted.
 
     Parameters
     ----------
@@ -269,6 +345,8 @@ def deconvolved_posterior(
         EM steps (:data:`DECONVOLUTION_STEPS`; 0: the Gaussian prior on the grid).
     grid_points : int, optional
     fit_items : int, optional
+    design_effect : array_like of float, shape (n_items,), optional
+        At least 1 per item (default: 1 for every item).
 
     Returns
     -------
@@ -291,6 +369,11 @@ def deconvolved_posterior(
     variance[compared] = 1.0 / precision[compared]
     estimate = np.zeros(posterior.mean.size)
     estimate[compared] = posterior.mean[compared] * variance[compared] / posterior.sd[compared] ** 2
+    if design_effect is not None:
+        effect = np.asarray(design_effect, dtype=np.float64)
+        if effect.shape != variance.shape or not np.all(effect >= 1.0):
+            raise ValueError("design_effect must hold one value of at least 1 per item")
+        variance = variance * effect
     fitted = np.flatnonzero(compared)
     if fitted.size == 0:
         fitted = np.arange(posterior.mean.size)
