@@ -1,8 +1,6 @@
 from typing import Any
 
 from django.apps import AppConfig
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 from ranking.designs import use_designs
@@ -20,12 +18,7 @@ class CollectorConfig(AppConfig):
     verbose_name = "Relatedness collector"
 
     def ready(self) -> None:
-        # The designs the RANKING_DESIGNS setting names, registered before any request; a wrong
-        # path stops the start with the path at fault.
-        try:
-            use_designs(settings.RANKING_DESIGNS)
-        except ValueError as exc:
-            raise ImproperlyConfigured(str(exc)) from None
+        # The designs the RANKING_DESIGNS setting names are registered by the settings module.
         setting_changed.connect(_designs_changed, dispatch_uid="collector.ranking_designs")
         # Register the Celery tasks in every process, not only in the worker: without a broker
         # (the demo, a command) collector.jobs runs them in-process by name.

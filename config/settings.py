@@ -16,13 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config import embedded_postgres
-
-try:
-    # Importing ranking registers the designs the environment's RANKING_DESIGNS names: a path
-    # that is wrong stops every process (manage.py, web, worker) with the path and the reason.
-    from ranking.designs import BUILT_IN_DESIGNS
-except ValueError as exc:
-    raise ImproperlyConfigured(str(exc)) from None
+from ranking.designs import BUILT_IN_DESIGNS, use_designs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -205,6 +199,12 @@ EVALUATION_RESAMPLES_LARGE = env.int("EVALUATION_RESAMPLES_LARGE", default=200)
 # the environment, the first the default. The command lines (python -m ranking.simulate ...)
 # read the same environment variable.
 RANKING_DESIGNS = env.list("RANKING_DESIGNS", default=list(BUILT_IN_DESIGNS))
+try:
+    # Registered now, before any request: a path that is wrong stops every process (manage.py,
+    # the web server's workers, the Celery worker and beat) with the path and the reason.
+    use_designs(RANKING_DESIGNS)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 

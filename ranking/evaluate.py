@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .ballots.driver import Purpose, stream
+from .designs import designs_or_exit
 from .evaluation.model_evaluation import MISSING_POLICIES, evaluate
 from .files.comparisons import read_comparisons
 from .files.gold import GOLD_FORMATS, read_gold
@@ -53,9 +54,13 @@ def evaluation_stream(seed: int) -> np.random.Generator:
 __all__ = ["build_parser", "main"]
 
 
+#: The command as its usage line and its messages name it.
+PROG = "python -m ranking.evaluate"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ranking.evaluate",
+        prog=PROG,
         description="Evaluate relatedness models against a gold ranking (rho_w, tau_w of "
         "Eqs. 7-9, rho, tau, chance baseline, retrieval, vote agreement, voter bootstrap).",
     )
@@ -154,6 +159,7 @@ def _models(args: argparse.Namespace, gold: Any) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    designs_or_exit(PROG)  # a wrong RANKING_DESIGNS: one line, exit status 1
     parser = build_parser()
     args = parser.parse_args(argv)
     if not (args.scores or args.vectors or args.sentence):

@@ -7,12 +7,16 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .designs import designs_or_exit
 from .protocol.budget import plan_study
+
+#: The command as its usage line and its messages name it.
+PROG = "python -m ranking.plan"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ranking.plan",
+        prog=PROG,
         description="Budget of an adaptive vote collection and the Section 2.7 checks.",
     )
     parser.add_argument("--items", type=int, required=True, help="number of items N_items")
@@ -25,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    designs_or_exit(PROG)  # a wrong RANKING_DESIGNS: one line, exit status 1
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -36,7 +36,14 @@ from typing import Any
 import numpy as np
 
 from .crowd.model import CrowdModel
-from .designs import DESIGNS, Design, get_design, given_options, registered_options
+from .designs import (
+    DESIGNS,
+    Design,
+    designs_or_exit,
+    get_design,
+    given_options,
+    registered_options,
+)
 from .protocol.closing import ESTIMATORS
 from .simulation.calibrate_command import add_calibrate_parser, format_calibration, run_calibrate
 from .simulation.prediction import prediction_similarities
@@ -54,9 +61,13 @@ from .simulation.variants import VARIANTS
 _TITLES = {"rho_w": "rho_w", "tau_w": "tau_w", "rho": "rho", "tau": "tau"}
 
 
+#: The command as its usage line and its messages name it.
+PROG = "python -m ranking.simulate"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ranking.simulate",
+        prog=PROG,
         description="Simulate vote collections of several designs with the same budget.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -353,6 +364,7 @@ def _fit(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    designs_or_exit(PROG)  # a wrong RANKING_DESIGNS: one line, exit status 1
     parser = build_parser()
     args = parser.parse_args(argv)
     show_progress = not args.json and sys.stderr.isatty()

@@ -1,7 +1,10 @@
 """What is stored about a participant, found by their platform id (a Prolific PID, an MTurk
 worker id, a ``participant``), across the studies a staff member may see: per study their
 voter's pseudonym and times, platform data, codes issued, votes with their items and times,
-votes voided by an exclusion, attention checks, the voter table's flags and their exclusion.
+votes voided by an exclusion, attention checks, the voter table's flags and their exclusion;
+and per study where their data was deleted at their request, what is kept of them
+(:class:`~collector.models.ForgottenParticipant`: the outcome they had earned, its code, and when
+retention removes it).
 
 The platform id itself is nowhere in the result (it is not stored: its keyed hash found the
 voters).
@@ -14,20 +17,33 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from collector.models import CheckAnswer, Item, Study, VoidedVote, Vote, Voter
+from collector.models import (
+    CheckAnswer,
+    ForgottenParticipant,
+    Item,
+    Study,
+    VoidedVote,
+    Vote,
+    Voter,
+)
+from collector.participants import retention
 from collector.studies.voter_quality import FLAGS, voter_table
-from collector.voting import store
+from collector.voting import exits, store
 from collector.voting.participant_ids import participant_key
 
-__all__ = ["FORMAT", "find_voters", "stored_data"]
+__all__ = ["FORMAT", "find_deleted", "find_voters", "stored_data"]
 
 FORMAT = "collector.participant-data/1"
 MAX_PLATFORM_ID = 200
 
 
+def _key(platform_id: str) -> str:
+    return participant_key(platform_id.strip()[:MAX_PLATFORM_ID])
+
+
 def find_voters(platform_id: str, studies: QuerySet[Study]) -> QuerySet[Voter]:
     """The voters of ``platform_id`` (any platform) in ``studies``, oldest first."""
-    key = participant_key(platform_id.strip()[:MAX_PLATFORM_ID])
+    key = _key(platform_id)
     if not key:
         return Voter.objects.none()
     return (
@@ -35,6 +51,19 @@ def find_voters(platform_id: str, studies: QuerySet[Study]) -> QuerySet[Voter]:
         .exclude(source=Voter.Source.SIMULATED)
         .select_related("study")
         .order_by("created_at", "id")
+    )
+
+
+def find_deleted(platform_id: str, studies: QuerySet[Study]) -> QuerySet[ForgottenParticipant]:
+    """What ``studies`` keep of ``platform_id`` (any platform) after deleting their data at
+    their request, in the order of the studies' creation."""
+    key = _key(platform_id)
+    if not key:
+        return ForgottenParticipant.objects.none()
+    return (
+        ForgottenParticipant.objects.filter(participant=key, study__in=studies)
+        .select_related("study")
+        .order_by("study__created_at", "study_id", "source")
     )
 
 
@@ -161,8 +190,28 @@ def voter_data(voter: Voter) -> dict[str, Any]:
     }
 
 
+def deleted_data(kept: ForgottenParticipant) -> dict[str, Any]:
+    """What one study keeps of a participant whose data it deleted at their request: the
+    outcome they had earned and its code (None: they had earned none), kept under the keyed hash
+    of their platform id so that they get the code if they come back, until retention removes
+    it with the study's other identifiers (``removed_on``; None: no date yet, or no
+    ``DATA_RETENTION_DAYS``)."""
+    study = kept.study
+    outcome = exits.Outcome(kept.outcome) if kept.outcome else None
+    removal = retention.removal_date(study)
+    return {
+        "study": {"slug": study.slug, "name": study.name, "status": study.status},
+        "platform": kept.source,
+        "participant": "a keyed hash of their platform id",
+        "outcome": outcome.value if outcome else None,
+        "code": exits.way_out(study, outcome).code if outcome else None,
+        "removed_on": _time(removal),
+    }
+
+
 def stored_data(platform_id: str, studies: QuerySet[Study]) -> dict[str, Any]:
-    """What is stored about the participant with ``platform_id`` in ``studies``."""
+    """What is stored about the participant with ``platform_id`` in ``studies``: ``studies``,
+    their data per study; ``deleted``, what is kept of them where it was deleted."""
     found = list(find_voters(platform_id, studies))
     return {
         "format": FORMAT,
@@ -170,4 +219,5 @@ def stored_data(platform_id: str, studies: QuerySet[Study]) -> dict[str, Any]:
         "about": "Everything stored about one participant, found by the keyed hash of their "
         "platform id (the id itself is not stored).",
         "studies": [voter_data(v) for v in found],
+        "deleted": [deleted_data(kept) for kept in find_deleted(platform_id, studies)],
     }

@@ -13,10 +13,14 @@ from collector.participants.forgetting import Forgotten
 
 
 def exported(who: HttpRequest | Actor, stored: dict[str, Any]) -> None:
-    """One ``participant.export`` entry per study the exported data came from."""
+    """One ``participant.export`` entry per study the exported data came from (a study where
+    their data was deleted: ``deleted`` true, what it keeps of them)."""
     for entry in stored["studies"]:
         study = Study.objects.get(slug=entry["study"]["slug"])
         record(who, "participant.export", study, votes=len(entry["votes"]))
+    for entry in stored["deleted"]:
+        study = Study.objects.get(slug=entry["study"]["slug"])
+        record(who, "participant.export", study, votes=0, deleted=True)
 
 
 def forgotten(who: HttpRequest | Actor, done: list[Forgotten]) -> None:

@@ -6,7 +6,8 @@ Pages (every form is a POST, so the platform id never appears in a URL, a server
 browser's history):
 
 - ``/staff/participants/``: the look-up form; its answer shows what is stored per study, with
-  **Export JSON** and **Delete**;
+  **Export JSON** and **Delete**, and per study where their data was deleted at their request,
+  what is kept (the outcome they had earned, under the hash of their id) until retention;
 - ``/staff/participants/export/``: the JSON download (:mod:`collector.participants.data`);
 - ``/staff/participants/delete/``: asks for confirmation, then deletes
   (:mod:`collector.participants.forgetting`), optionally in one study and with the rescoring;
@@ -42,7 +43,7 @@ from rest_framework.views import APIView
 
 from collector.access import CHANGE, get_study, staff_required, visible_studies
 from collector.models import Study
-from collector.participants import data, forgetting, recording
+from collector.participants import data, forgetting, recording, retention
 from collector.staff.study_api import ERRORS, Conflict
 from collector.studies import rescoring
 from collector.studies.lifecycle import LifecycleError
@@ -83,19 +84,26 @@ def _summary(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _lookup_context(stored: dict[str, Any]) -> dict[str, Any]:
+    """The templates' view of :func:`collector.participants.data.stored_data`."""
+    keep = retention.retention()
+    return {
+        "found": _summary(stored["studies"]),
+        "deleted": stored["deleted"],
+        "retention_days": keep.days if keep is not None else None,
+    }
+
+
 @staff_required
 @require_http_methods(["GET", "POST"])
 def lookup_page(request: HttpRequest) -> HttpResponse:
     """The look-up form; its POST shows what is stored about the participant."""
     form = LookupForm(request.POST if request.method == "POST" else None)
-    found = None
+    context: dict[str, Any] = {"form": form, "found": None}
     if form.is_valid():
-        stored = data.stored_data(
-            form.cleaned_data["platform_id"], _studies(request.user, form.cleaned_data["study"])
-        )
-        found = _summary(stored["studies"])
+        studies = _studies(request.user, form.cleaned_data["study"])
+        context |= _lookup_context(data.stored_data(form.cleaned_data["platform_id"], studies))
     status = 400 if form.is_bound and not form.is_valid() else 200
-    context = {"form": form, "found": found}
     return render(request, "staff/participants.html", context, status=status)
 
 
@@ -132,8 +140,7 @@ def delete(request: HttpRequest) -> HttpResponse:
     studies = _studies(request.user, form.cleaned_data["study"])
     platform_id = form.cleaned_data["platform_id"]
     if not form.cleaned_data["confirm"]:
-        stored = data.stored_data(platform_id, studies)
-        context = {"form": form, "found": _summary(stored["studies"])}
+        context = {"form": form, **_lookup_context(data.stored_data(platform_id, studies))}
         return render(request, "staff/participant_delete.html", context)
     done = forgetting.forget_participant(platform_id, studies)
     recording.forgotten(request, done)
@@ -220,11 +227,12 @@ class LookupView(APIView):
     )
     def post(self, request: Request) -> Response:
         """What is stored about a participant (their platform id in the body, never in the
-        URL), in the studies one may see (or ``study``); 404 when nothing is."""
+        URL), in the studies one may see (or ``study``), with what is kept of them where their
+        data was deleted (``deleted``); 404 when nothing is."""
         form = _api_form(request, LookupForm)
         stored = data.stored_data(form["platform_id"], _studies(request.user, form["study"]))
         recording.exported(request, stored)
-        if not stored["studies"]:
+        if not (stored["studies"] or stored["deleted"]):
             raise NotFound("Nothing is stored about this participant in the studies you may see.")
         return Response(stored)
 

@@ -7,7 +7,9 @@ Django's ``SESSION_ENGINE`` names a backend): the environment variable of that n
 (comma-separated dotted paths) for the command lines, the Django setting of that name for the
 web application (:func:`use_designs` at start-up). Without it the four built-in designs
 (:data:`BUILT_IN_DESIGNS`) are registered; the first design listed is the default
-(:func:`default_design`).
+(:func:`default_design`). The environment is read when the registry is first used, not when
+``ranking`` is imported: a wrong path raises ValueError then, and the command lines stop on it
+with one line (:func:`designs_or_exit`).
 
 >>> sorted(DESIGNS)
 ['adaptive', 'round_robin', 'swiss', 'uniform']
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .adaptive import Adaptive
@@ -44,6 +47,7 @@ __all__ = [
     "Uniform",
     "configured_designs",
     "default_design",
+    "designs_or_exit",
     "get_design",
     "given_options",
     "register_design",
@@ -61,7 +65,37 @@ BUILT_IN_DESIGNS: tuple[str, ...] = (
     "ranking.designs.swiss.Swiss",
     "ranking.designs.round_robin.RoundRobin",
 )
-DESIGNS: dict[str, type[Design]] = {}
+
+
+class _Registry(Mapping[str, type[Design]]):
+    """The registered designs by name, in order: until :func:`use_designs` says otherwise, those
+    the environment's ``RANKING_DESIGNS`` names, read on first use."""
+
+    def __init__(self) -> None:
+        self._designs: dict[str, type[Design]] | None = None
+
+    def _loaded(self) -> dict[str, type[Design]]:
+        if self._designs is None:
+            self._designs = _chosen(configured_designs())
+        return self._designs
+
+    def _use(self, designs: dict[str, type[Design]]) -> None:
+        self._designs = designs
+
+    def __getitem__(self, name: str) -> type[Design]:
+        return self._loaded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __repr__(self) -> str:
+        return f"DESIGNS({self._loaded()!r})"
+
+
+DESIGNS = _Registry()
 # The paper's design: the reference every other design is measured by.
 PAPER_DESIGN = Adaptive.name
 
@@ -97,7 +131,7 @@ def register_design(design: type[Design]) -> type[Design]:
     checked = _checked(design)
     if DESIGNS.get(checked.name, checked) is not checked:
         raise ValueError(f"a design named {checked.name!r} is registered already")
-    DESIGNS[checked.name] = checked
+    DESIGNS._use({**DESIGNS, checked.name: checked})
     return checked
 
 
@@ -131,16 +165,36 @@ def use_designs(paths: Sequence[str] | None = None) -> None:
     Raises ValueError naming the path at fault (not importable, not a :class:`Design`, a name
     given twice); the registered designs are unchanged then.
     """
+    DESIGNS._use(_chosen(configured_designs() if paths is None else paths))
+
+
+def _chosen(paths: Sequence[str]) -> dict[str, type[Design]]:
+    """The designs at the dotted ``paths`` by name, in order; ValueError as :func:`use_designs`."""
     chosen: dict[str, type[Design]] = {}
-    for path in configured_designs() if paths is None else paths:
+    for path in paths:
         design = _imported(path)
         if chosen.get(design.name, design) is not design:
             raise ValueError(f"{SETTING}: two designs are named {design.name!r}")
         chosen[design.name] = design
     if not chosen:
         raise ValueError(f"{SETTING} must name at least one design")
-    DESIGNS.clear()
-    DESIGNS.update(chosen)
+    return chosen
+
+
+def designs_or_exit(program: str) -> None:
+    """Register the environment's designs unless registered already, or stop the command line
+    ``program`` with one line on stderr naming the variable, the path and the reason (exit
+    status 1): what the command lines do before reading their arguments.
+
+    Parameters
+    ----------
+    program : str
+        The command as its usage line names it, e.g. ``"python -m ranking.simulate"``.
+    """
+    try:
+        len(DESIGNS)
+    except ValueError as exc:
+        sys.exit(f"{program}: the configuration is wrong: {exc}")
 
 
 def default_design() -> str:
@@ -175,6 +229,3 @@ def given_options(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
     design = DESIGNS.get(name)
     own = [p.name for p in design.parameters] if design is not None else []
     return {option: given[option] for option in own if given.get(option) is not None}
-
-
-use_designs()

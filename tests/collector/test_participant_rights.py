@@ -18,7 +18,16 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from collector.models import AuditEntry, Ballot, Comparison, ItemScore, Study, Vote, Voter
+from collector.models import (
+    AuditEntry,
+    Ballot,
+    Comparison,
+    ForgottenParticipant,
+    ItemScore,
+    Study,
+    Vote,
+    Voter,
+)
 from collector.participants import retention
 from collector.studies import lifecycle, members, rescoring
 from collector.voting import store
@@ -110,7 +119,8 @@ def test_staff_see_export_and_delete_a_prolific_participants_data_on_an_open_stu
         store.record_vote(other, pair.id, "left")
     again = set(Vote.objects.filter(voter=other).values_list("comparison_id", flat=True))
     assert set(answered) <= again
-    assert "Nothing is stored" in _lookup(client)
+    page = _lookup(client)
+    assert "Nothing is stored" not in page and "deleted at their request in 1 study" in page
 
 
 def test_a_finished_study_says_its_scores_include_withdrawn_votes_until_rescored(
@@ -180,6 +190,64 @@ def test_rescoring_without_a_withdrawn_vote_gives_exactly_the_stored_scores(clie
     assert sorted(study.items.values_list("id", "final_rank", "final_score")) == ranks
 
 
+def test_the_lookup_of_a_participant_whose_data_was_deleted_says_what_is_kept_and_until_when(
+    client, settings
+):
+    settings.DATA_RETENTION_DAYS = 30
+    owner = staff_user(client)
+    gone = factories.make_study(n_items=10, n_ballots=2, cap=20, seed=1, created_by=owner)
+    still = factories.make_study(n_items=10, n_ballots=2, cap=20, seed=2, created_by=owner)
+    _prolific(gone, n=2), _prolific(still, n=1)
+    forget = {"platform_id": PID, "study": gone.slug, "confirm": "on"}
+    assert client.post("/staff/participants/delete/", forget).status_code == 302
+    kept = ForgottenParticipant.objects.get(study=gone)
+    assert (kept.source, kept.outcome) == ("prolific", "partial")
+    finished = timezone.now() - timedelta(days=10)
+    Study.objects.filter(pk=gone.pk).update(status="finished", finished_at=finished)
+    removal = (finished + timedelta(days=30)).date().isoformat()
+    # Staff see both: the study that still holds their data, and what the other keeps.
+    page = _lookup(client)
+    assert "This participant is a voter of 1 study" in page
+    assert "Their data was deleted at their request in 1 study." in page
+    assert "Only the outcome they had earned is kept, under the keyed hash" in page
+    assert "<td>partial</td>" in page
+    assert f"<code>{gone.partial_code}</code>" in page and f"on {removal}" in page
+    assert "Delete…" in page and "Nothing is stored" not in page
+    # The JSON, the API and the command say the same; the export is in the trail.
+    expected = {
+        "study": {"slug": gone.slug, "name": gone.name, "status": "finished"},
+        "platform": "prolific",
+        "participant": "a keyed hash of their platform id",
+        "outcome": "partial",
+        "code": gone.partial_code,
+        "removed_on": (finished + timedelta(days=30)).isoformat(),
+    }
+    exported = json.loads(client.post("/staff/participants/export/", {"platform_id": PID}).content)
+    assert exported["deleted"] == [expected] and len(exported["studies"]) == 1
+    assert PID not in json.dumps(exported)
+    trail = AuditEntry.objects.filter(study_slug=gone.slug, action="participant.export")
+    assert trail.get().detail == {"votes": 0, "deleted": True}
+    # Deleted everywhere: nothing left to delete, what is kept is still said.
+    forget["study"] = still.slug
+    assert client.post("/staff/participants/delete/", forget).status_code == 302
+    page = _lookup(client)
+    assert "deleted at their request in 2 studies" in page and "30 days after the study" in page
+    assert "Delete…" not in page and "Nothing is stored" not in page
+    api = "/api/v1/staff/participants/lookup"
+    body = client.post(api, {"platform_id": PID}, content_type="application/json").json()
+    assert [d["study"]["slug"] for d in body["deleted"]] == [gone.slug, still.slug]
+    assert body["studies"] == [] and body["deleted"][0] == expected
+    confirm = client.post("/staff/participants/delete/", {"platform_id": PID}).content.decode()
+    assert "there is nothing to delete" in confirm and "Delete their data" not in confirm
+    settings.DATA_RETENTION_DAYS = None
+    assert "<code>DATA_RETENTION_DAYS</code> is not set" in _lookup(client)
+    # Retention removes what the finished study kept, with its other identifiers.
+    settings.DATA_RETENTION_DAYS = 5
+    retention.remove_expired()
+    page = _lookup(client)
+    assert "deleted at their request in 1 study" in page and f"/staff/{gone.slug}/" not in page
+
+
 def test_another_staff_members_participants_are_not_found(client):
     other = staff_user(username="someone-else")
     study = factories.make_study(n_items=10, n_ballots=1, cap=20, created_by=other)
@@ -235,6 +303,10 @@ def test_the_commands_write_the_data_and_refuse_an_unknown_id(tmp_path):
     assert len(entry["votes"]) == 2 and PID not in out.read_text()
     with pytest.raises(CommandError, match="nothing is stored"):
         call_command("participant_data", "--platform-id", "nobody", "--out", str(out))
+    call_command("forget_participant", "--platform-id", PID)
+    call_command("participant_data", "--platform-id", PID, "--out", str(out))
+    written = json.loads(out.read_text())
+    assert written["studies"] == [] and [d["outcome"] for d in written["deleted"]] == ["partial"]
     with pytest.raises(CommandError, match="nothing is stored"):
         call_command("forget_participant", "--platform-id", "nobody")
     with pytest.raises(CommandError, match="no study"):

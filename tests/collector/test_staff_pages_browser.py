@@ -1,7 +1,7 @@
-"""Staff pages in a real browser at a 1,280 x 800 window (the crowd page and the new-study form
-at 375 px too): every table fits or scrolls inside a box whose scrollbar is in view, and no page
-asks for a file that is not there (the icon included). With SCREENSHOT_DIR set, each page is
-kept as a PNG."""
+"""Staff pages in a real browser at a 1,280 x 800 window (the crowd page, the new-study form and
+the participant look-up at 375 px too): every table fits or scrolls inside a box whose scrollbar
+is in view, and no page asks for a file that is not there (the icon included). With
+SCREENSHOT_DIR set, each page is kept as a PNG."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from collector.models import Study, Vote
-from tests.browser import logged_in, shot
+from tests.browser import audit, logged_in, shot
 from tests.collector.helpers import finish_in_process, finished_study, staff_user
 from tests.factories import ladder_enabled, make_study
 from tests.voting.voter_client import answer, current
@@ -201,4 +201,16 @@ def test_staff_look_a_participant_up_and_delete_their_data_on_accessible_pages(l
     staff.get_by_role("button", name="Delete their data").click()
     expect(staff.get_by_text("2 votes deleted")).to_be_visible()
     assert not Vote.objects.filter(voter__study=study).exists()
+    # Looked up again: their data was deleted, the code they earned is kept (desktop and phone).
+    staff.get_by_label("Platform id").fill("pp-rights")
+    staff.get_by_role("button", name="Look up").click()
+    expect(staff.get_by_role("status")).to_contain_text("deleted at their request in 1 study")
+    expect(staff.locator("table.deleted")).to_contain_text(study.partial_code)
+    expect(staff.get_by_role("button", name="Delete…")).to_have_count(0)
+    assert_tables_fit_or_scroll_in_view(staff, "participants-deleted")
+    shot(staff, "participants-deleted-1280")
+    staff.set_viewport_size({"width": 375, "height": 800})
+    assert_tables_fit_or_scroll_in_view(staff, "participants-deleted at 375 px")
+    audit(staff, "at 375 px")
+    shot(staff, "participants-deleted-375")
     assert staff.failed == [(400, f"{base}/staff/participants/")]

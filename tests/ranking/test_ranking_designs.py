@@ -337,7 +337,7 @@ def test_the_driver_scores_as_score_ballot_and_selects_as_select_top_without_gro
 def ladder_in_the_environment(monkeypatch):
     """RANKING_DESIGNS in the environment names the built-ins and tests/ladder_design.py."""
     monkeypatch.setenv("RANKING_DESIGNS", ",".join([*BUILT_IN_DESIGNS, LADDER]))
-    use_designs()  # what importing ranking does with the environment
+    use_designs()  # what the registry's first use does with the environment
     yield
     monkeypatch.delenv("RANKING_DESIGNS")
     use_designs()
@@ -401,3 +401,43 @@ def test_the_simulators_command_line_takes_a_design_from_the_environment():
     result = json.loads(ran.stdout)
     assert [row["design"] for row in result["rows"]] == ["adaptive", "ladder"]
     assert result["comparisons"]["ladder"] == result["comparisons"]["adaptive"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ranking.simulate", "compare", "--designs", "adaptive,swiss", "--sims", "2"],
+        ["ranking.plan", "--items", "990", "--ballots", "7", "--alpha", "0.5", "--m", "20"],
+        ["ranking.evaluate", "--gold", "gold.csv", "--scores", "scores.csv"],
+    ],
+)
+def test_a_wrong_design_setting_stops_each_command_line_with_one_line_naming_it(command):
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root, "RANKING_DESIGNS": "ranking.designs.nowhere.X"}
+    out = subprocess.run(
+        [sys.executable, "-m", *command], env=env, capture_output=True, text=True, cwd=root
+    )
+    assert out.returncode == 1
+    assert out.stdout == ""
+    assert out.stderr.strip() == (
+        f"python -m {command[0]}: the configuration is wrong: RANKING_DESIGNS: cannot import "
+        "'ranking.designs.nowhere.X': No module named 'ranking.designs.nowhere'"
+    )
+
+
+def test_importing_ranking_with_a_wrong_design_setting_works_and_the_registry_refuses_it():
+    script = (
+        "import ranking\n"
+        "try:\n"
+        "    ranking.default_design()\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root, "RANKING_DESIGNS": "Ladder"}
+    command = [sys.executable, "-c", script]
+    out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=root, check=True)
+    assert (
+        out.stdout.strip()
+        == "RANKING_DESIGNS: 'Ladder' is not a dotted path (package.module.Class)"
+    )

@@ -33,10 +33,10 @@ class Command(BaseCommand):
         who = options["as_user"]
         studies = participant_studies(platform_id, study, who)
         stored = data.stored_data(platform_id, studies)
-        if not stored["studies"]:
+        if not (stored["studies"] or stored["deleted"]):
             raise CommandError("nothing is stored about this platform id")
         recording.exported(actor(who), stored)
         write_lines(self, [json.dumps(stored, indent=2, ensure_ascii=False) + "\n"], out)
         if out != "-":
-            n = len(stored["studies"])
+            n = len(stored["studies"]) + len(stored["deleted"])
             self.stdout.write(f"{n} stud{'y' if n == 1 else 'ies'} written to {out}")
