@@ -152,7 +152,8 @@ def delete(request: HttpRequest) -> HttpResponse:
             request,
             f"{result.study}: {result.deleted} vote{'s' if result.deleted != 1 else ''} deleted "
             f"({result.returned} back to other voters in the open ballot, {result.withdrawn} "
-            "from scored ballots); the voter keeps no identifier."
+            "from scored ballots); the voter keeps no identifier, and only the code they earned "
+            "is kept, under the keyed hash of their platform id, to give it to them again."
             + (" Rescored without them." if result.study in rescored else ""),
         )
     return redirect("staff-participants")

@@ -309,6 +309,8 @@ def test_the_commands_write_the_data_and_refuse_an_unknown_id(tmp_path):
     assert written["studies"] == [] and [d["outcome"] for d in written["deleted"]] == ["partial"]
     with pytest.raises(CommandError, match="nothing is stored"):
         call_command("forget_participant", "--platform-id", "nobody")
+    with pytest.raises(CommandError, match="already deleted; only the code they earned is kept"):
+        call_command("forget_participant", "--platform-id", PID)
     with pytest.raises(CommandError, match="no study"):
         call_command("forget_participant", "--platform-id", PID, "--study", "missing")
 

@@ -34,6 +34,11 @@ class Command(BaseCommand):
         who = options["as_user"]
         studies = participant_studies(platform_id, study, who)
         if not data.find_voters(platform_id, studies).exists():
+            if data.stored_data(platform_id, studies)["deleted"]:
+                raise CommandError(
+                    "nothing left to delete: this participant's data was already deleted; only "
+                    "the code they earned is kept (manage.py participant_data shows it)"
+                )
             raise CommandError("nothing is stored about this platform id")
         done = forgetting.forget_participant(platform_id, studies)
         recording.forgotten(actor(who), done)
