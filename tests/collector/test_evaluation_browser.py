@@ -68,6 +68,10 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
         # The model's page (its "was uploaded" line goes when the page reloads on the end).
         expect(page).to_have_url(re.compile(rf"{live_server.url}/staff/gold/models/\d+/$"))
         leave(page, f"{live_server.url}/staff/gold/")  # the model's page may be reloading
+        # The study page reloads itself when a model it shows running ends (not while the form
+        # is being filled in): the next upload waits for that, so that the reload cannot come
+        # between loading the page and the first keystroke.
+        expect(page.locator("table.leaderboard progress")).to_have_count(0, timeout=60_000)
     # The page follows the worker: progress bars, then a reload with the figures.
     rows = page.locator("table.leaderboard tbody tr[data-evaluation]")  # a ceiling row may lead
     expect(rows).to_have_count(2)
