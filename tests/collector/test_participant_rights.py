@@ -252,15 +252,26 @@ def test_another_staff_members_participants_are_not_found(client):
     other = staff_user(username="someone-else")
     study = factories.make_study(n_items=10, n_ballots=1, cap=20, created_by=other)
     _prolific(study, n=1)
+    _prolific(study, pid="forgotten-elsewhere", n=1)
+    call_command("forget_participant", "--platform-id", "forgotten-elsewhere")
+    assert ForgottenParticipant.objects.filter(study=study).count() == 1
     staff_user(client)
     assert "Nothing is stored" in _lookup(client)
+    # What another's study keeps of a participant it forgot is not theirs to see either.
+    assert "Nothing is stored" in _lookup(client, "forgotten-elsewhere")
     r = client.post(
         "/api/v1/staff/participants/lookup", {"platform_id": PID}, content_type="application/json"
     )
     assert r.status_code == 404
+    r = client.post(
+        "/api/v1/staff/participants/lookup",
+        {"platform_id": "forgotten-elsewhere"},
+        content_type="application/json",
+    )
+    assert r.status_code == 404
     r = client.post("/api/v1/staff/participants/lookup", {}, content_type="application/json")
     assert r.status_code == 400 and r.json()["detail"].startswith("platform_id")
-    assert Vote.objects.count() == 1  # nothing deleted
+    assert Vote.objects.count() == 1  # nothing deleted (the forgotten participant's vote went)
 
 
 def test_a_viewer_of_the_study_finds_and_deletes_nothing_and_an_editors_deletion_is_in_the_trail(
@@ -342,6 +353,9 @@ def test_no_column_of_any_table_holds_a_raw_platform_id(client):
         HTTP_X_VOTER_TOKEN=token,
     )
     assert Voter.objects.filter(study=study).count() == 4
+    # A participant forgotten at their request leaves their earned outcome under a hash only.
+    call_command("forget_participant", "--platform-id", RAW_IDS[0])
+    assert ForgottenParticipant.objects.filter(study=study).count() == 1
     with connection.cursor() as cur:
         cur.execute(
             "SELECT table_name, column_name FROM information_schema.columns"
@@ -360,8 +374,10 @@ def test_no_column_of_any_table_holds_a_raw_platform_id(client):
     for session in Session.objects.all():  # stored encoded: read as the application reads it
         decoded = json.dumps(session.get_decoded())
         assert not any(raw in decoded for raw in RAW_IDS)
-    hashed = set(Voter.objects.values_list("participant", flat=True))
-    assert hashed == {participant_key(raw) for raw in RAW_IDS}
+    hashed = set(Voter.objects.exclude(participant="").values_list("participant", flat=True))
+    kept = set(ForgottenParticipant.objects.values_list("participant", flat=True))
+    assert hashed | kept == {participant_key(raw) for raw in RAW_IDS}
+    assert kept == {participant_key(RAW_IDS[0])}
 
 
 def test_the_migration_hashes_the_ids_stored_before_it():
