@@ -195,6 +195,11 @@
           return;
         }
         if (typeof body.notice === "string" && /^[a-z]+$/.test(body.notice)) notice = body.notice;
+        if (body.reason === "excluded") {
+          // Excluded, or their data deleted at their request: the page they go to says so.
+          await reloadCurrent();
+          return;
+        }
         showMessage(fmt(T.nextPair, { reason: detail || T.notAccepted }), false);
         await reloadCurrent();
         return;

@@ -227,6 +227,33 @@ def test_a_forgotten_participant_back_in_the_same_browser_reads_their_code_at_an
     shot(page, "forgotten-deleted-375")
 
 
+def test_an_answer_sent_after_the_participants_data_was_deleted_goes_to_the_deleted_page(
+    live_server, make_study, browser
+):
+    study = make_study(slug="forgot-open", cap=3, redirect_url=PLATFORM)
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    page.goto(f"{live_server.url}/s/forgot-open/?PROLIFIC_PID=pp-open&STUDY_ID=s&SESSION_ID=x")
+    page.get_by_role("button", name="I agree – start").click()
+    expect(page.locator("#choice-left")).to_be_enabled()
+    page.keyboard.press("1")
+    expect(page.locator("#progress-text")).to_have_text("1 of 3 answered")
+    # Every message the voting page shows from now on, kept in the tab across the navigation.
+    page.evaluate(
+        """() => { sessionStorage.setItem("shown", "[]");
+          const text = document.getElementById("message-text");
+          new MutationObserver(() => { if (document.getElementById("message").hidden) return;
+            const shown = JSON.parse(sessionStorage.getItem("shown"));
+            sessionStorage.setItem("shown", JSON.stringify([...shown, text.textContent])); })
+          .observe(document.getElementById("message"),
+            { attributes: true, childList: true, subtree: true, characterData: true }); }"""
+    )
+    forgetting.forget_participant("pp-open", Study.objects.filter(pk=study.pk))
+    page.keyboard.press("2")
+    expect(page.get_by_role("heading", name="Your data was deleted")).to_be_visible()
+    assert page.evaluate("JSON.parse(sessionStorage.getItem('shown'))") == []
+    expect(page.locator("#completion-code")).to_have_text(study.partial_code)
+
+
 def test_the_audit_reports_a_violation(live_server, browser):
     page = browser.new_page()
     page.route("https://elsewhere.example/**", lambda route: route.fulfill(
