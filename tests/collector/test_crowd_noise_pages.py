@@ -36,7 +36,7 @@ def pilot(client, monkeypatch) -> Study:
 def page_figure(page: str, label: str) -> float:
     """The crowd page's central figure of σ* or ε: the mean of the fitted range, or the value
     every voter shares."""
-    cell = re.search(re.escape(label) + r"</th><td>([^<]*)</td>", page)
+    cell = re.search(re.escape(label) + r"</th><td>([^<]*)<br>", page)
     assert cell is not None, label
     text = cell.group(1)
     found = re.search(r"mean ([0-9.]+)$", text) or re.match(r"([0-9.]+) for every voter", text)
