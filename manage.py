@@ -7,9 +7,9 @@ if __name__ == "__main__":
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    try:
+    from ranking.designs import configuration_or_exit
+
+    # A wrong setting (e.g. RANKING_DESIGNS naming a class that cannot be imported): one line
+    # naming it, no traceback.
+    with configuration_or_exit("manage.py", ImproperlyConfigured):
         execute_from_command_line(sys.argv)
-    except ImproperlyConfigured as exc:
-        # A wrong setting (e.g. RANKING_DESIGNS naming a class that cannot be imported): one
-        # line naming it, no traceback.
-        sys.exit(f"manage.py: the configuration is wrong: {exc}")

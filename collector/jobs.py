@@ -2,8 +2,10 @@
 submitted evaluation for its run, so neither imports the Celery task module (which imports them).
 
 :func:`resend_stale` is beat's one rule for a job whose message may be lost (an evaluation, a
-model comparison, a release build): a row not finished whose ``sent_at`` is older than a timeout
-(or unset) is sent again and its ``sent_at`` set to now, so it is sent once per timeout at most.
+model comparison, a release build, a reliability report or typed top, a finished study's pooled
+fit): a row not finished whose time of last send (``sent_at``, or the model's field of that
+meaning) is older than a timeout (or unset) is sent again and that time set to now, so it is sent
+once per timeout at most.
 """
 
 from __future__ import annotations
@@ -169,9 +171,9 @@ def send_comparison(comparison_id: int) -> None:
     current_app.send_task(COMPARE_MODELS, (comparison_id,), ignore_result=True)
 
 
-def sent_before(when: datetime) -> Q:
-    """Rows whose job was last sent before ``when``, or never (``sent_at`` unset)."""
-    return Q(sent_at__lt=when) | Q(sent_at__isnull=True)
+def sent_before(when: datetime, stamp: str = "sent_at") -> Q:
+    """Rows whose job was last sent before ``when``, or never (their ``stamp`` field unset)."""
+    return Q(**{f"{stamp}__lt": when}) | Q(**{f"{stamp}__isnull": True})
 
 
 def resend_stale(
@@ -181,6 +183,7 @@ def resend_stale(
     older_than: timedelta,
     now: datetime,
     what: str,
+    stamp: str = "sent_at",
 ) -> int:
     """Send again the jobs of ``rows`` last sent more than ``older_than`` before ``now``.
 
@@ -188,15 +191,18 @@ def resend_stale(
     ----------
     rows
         The rows whose job has not finished (the caller's filter: a status, a silent heartbeat,
-        a message the broker does not hold); the model has a ``sent_at`` field.
+        a message the broker does not hold); the model has the field ``stamp``.
     send
-        Sends one row's job now, given its primary key.
+        Sends one row's job (or jobs) now, given its primary key.
     older_than
         How long after its last send (or at once, when never sent) a row's job is sent again.
     now
-        The sweep's time: each row sent again gets it as its ``sent_at``, before it is sent.
+        The sweep's time: each row sent again gets it as its ``stamp``, before it is sent.
     what
         The row's kind in the log line of a send that fails (``"evaluation"``).
+    stamp
+        The model's field holding when the row's job was last sent (``sent_at``; a study's
+        pooled fit: ``pooled_fit_sent_at``; a reliability report: ``requested_at``).
 
     Returns
     -------
@@ -207,9 +213,9 @@ def resend_stale(
     """
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return 0
-    lost = list(rows.filter(sent_before(now - older_than)).values_list("pk", flat=True))
+    lost = list(rows.filter(sent_before(now - older_than, stamp)).values_list("pk", flat=True))
     for pk in lost:
-        rows.model.objects.filter(pk=pk).update(sent_at=now)
+        rows.model.objects.filter(pk=pk).update(**{stamp: now})
         try:
             send(pk)
         except Exception:

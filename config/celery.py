@@ -1,7 +1,6 @@
 """The Celery application: configured from Django settings (``CELERY_*``)."""
 
 import os
-import sys
 from typing import Any
 
 from celery import Celery
@@ -20,7 +19,7 @@ def _settings_or_stop(**kwargs: Any) -> None:
     RANKING_DESIGNS) stops the worker or beat with one line naming it."""
     from django.conf import settings
 
-    try:
+    from ranking.designs import configuration_or_exit
+
+    with configuration_or_exit("celery", ImproperlyConfigured):
         settings.INSTALLED_APPS  # noqa: B018
-    except ImproperlyConfigured as exc:
-        sys.exit(f"celery: the configuration is wrong: {exc}")

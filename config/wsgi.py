@@ -1,15 +1,14 @@
 import os
-import sys
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 
+from ranking.designs import configuration_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-try:
+# A wrong setting (e.g. RANKING_DESIGNS): the worker stops with one line naming it.
+with configuration_or_exit("config.wsgi", ImproperlyConfigured):
     application = get_wsgi_application()
-except ImproperlyConfigured as exc:
-    # A wrong setting (e.g. RANKING_DESIGNS): the worker stops with one line naming it.
-    sys.exit(f"config.wsgi: the configuration is wrong: {exc}")
 
 
 def _warm_up() -> None:

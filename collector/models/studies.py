@@ -107,6 +107,8 @@ class Study(models.Model):
     # When the pooled Bradley-Terry fit of the finished study was stored (its items'
     # pooled_strength...): it follows the finishing close in a task of its own; null = pending.
     pooled_fit_at = models.DateTimeField(null=True, blank=True)
+    # When the pooled fit's job was last sent (by the finishing close, or again by beat's sweep).
+    pooled_fit_sent_at = models.DateTimeField(null=True, blank=True)
     # Votes of closed ballots deleted at their voters' request since the scores were computed
     # (collector.participants.forgetting); 0 again once rescored without them.
     withdrawn_votes = models.PositiveIntegerField(default=0)

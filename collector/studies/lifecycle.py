@@ -267,8 +267,9 @@ def _finish(study: Study, ballots: BallotDriver, scores: np.ndarray, item_ids: n
     if ballots.grouped:
         columns["rank_in_target"] = ranks_within_groups(ranks, ballots.groups)
     bulk_sql.update_items(study.pk, item_ids, columns)
+    now = timezone.now()
     Study.objects.filter(id=study.pk).update(
-        status=Study.Status.FINISHED, finished_at=timezone.now(), pooled_fit_at=None
+        status=Study.Status.FINISHED, finished_at=now, pooled_fit_at=None, pooled_fit_sent_at=now
     )
     jobs.pooled_fit_after_commit(study.pk)
 
@@ -307,7 +308,8 @@ def _study_state(study: Study, ballot: Ballot, n_items: int) -> ranking.StudySta
 
 def sweep_ballots() -> dict[str, int]:
     """Beat's safety net: close ballots whose close was missed; re-enqueue stuck closes and the
-    pooled fits of finished studies still pending after ``STUCK_CLOSING_SECONDS``.
+    pooled fits of finished studies still pending ``STUCK_CLOSING_SECONDS`` after their last send
+    (:func:`collector.studies.pooled_fit.resend_lost`).
 
     A missed close happens when the broker was down as the last vote came, or when the last two
     votes raced past the tail lock. Re-enqueueing is harmless: the task is idempotent.
@@ -331,10 +333,8 @@ def sweep_ballots() -> dict[str, int]:
     )
     for ballot_id in stuck:
         jobs.send_finish_close(ballot_id)
-    fits = pooled_fit.lost_fits()
-    for study_id in fits:
-        jobs.send_pooled_fit(study_id)
-    return {"closed": closed, "requeued": len(stuck), "fits_resent": len(fits)}
+    fits = pooled_fit.resend_lost()
+    return {"closed": closed, "requeued": len(stuck), "fits_resent": fits}
 
 
 def delete_study(study_id: int) -> None:

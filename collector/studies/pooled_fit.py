@@ -5,8 +5,9 @@ for a page and too long for the close that finishes the study: that close stores
 ranking and marks the study finished, then sends :func:`store_pooled_fit` as a task of its own
 on the closes queue (``collector.tasks.store_pooled_fit``); until it has run the study's
 ``pooled_fit_at`` is empty and the pages and ``dataset.json`` say the fit is pending. Beat's
-sweep sends a fit again when it has been pending longer than ``STUCK_CLOSING_SECONDS``, and an
-exclusion after the end stores it again (``collector.tasks.refit_pooled``). The fit: every item's
+sweep sends a pending fit again once its job was last sent (``pooled_fit_sent_at``) over
+``STUCK_CLOSING_SECONDS`` ago (:func:`resend_lost`), and an exclusion after the end stores it
+again (``collector.tasks.refit_pooled``). The fit: every item's
 log-strength and a 95% Wald interval for the best ``TOP`` items of the final ranking (of every
 target's ranking in a target study: ``rank_in_target`` up to ``TOP``), by
 :func:`ranking.protocol.strength_intervals`, one sparse solve each. Votes of excluded voters are
@@ -15,7 +16,7 @@ left out. The study's top-ranking figure reads them.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 import ranking
+from collector import jobs
 from collector.models import Item, Study
 from collector.studies import bulk_sql
 
@@ -87,12 +89,16 @@ def fit_status(study: Study) -> dict[str, Any]:
     return {"status": "stored", "stored": study.pooled_fit_at.isoformat()}
 
 
-def lost_fits() -> list[int]:
-    """Finished studies whose fit has been pending longer than ``STUCK_CLOSING_SECONDS`` (its
-    task was lost: a broker down at the end, a worker killed mid-fit): the sweep sends them."""
-    stale = timezone.now() - timedelta(seconds=settings.STUCK_CLOSING_SECONDS)
-    return list(
-        Study.objects.filter(
-            status=Study.Status.FINISHED, pooled_fit_at__isnull=True, finished_at__lt=stale
-        ).values_list("id", flat=True)
+def resend_lost(now: datetime | None = None) -> int:
+    """Send again the fits pending since their job was last sent over ``STUCK_CLOSING_SECONDS``
+    ago (the task was lost: a broker down at the end, a worker killed mid-fit), by beat's one rule
+    :func:`collector.jobs.resend_stale` (``pooled_fit_sent_at``: the last send): each at most once
+    per ``STUCK_CLOSING_SECONDS``. Returns how many were sent."""
+    return jobs.resend_stale(
+        Study.objects.filter(status=Study.Status.FINISHED, pooled_fit_at__isnull=True),
+        jobs.send_pooled_fit,
+        older_than=timedelta(seconds=settings.STUCK_CLOSING_SECONDS),
+        now=now or timezone.now(),
+        what="the pooled fit of study",
+        stamp="pooled_fit_sent_at",
     )

@@ -370,29 +370,37 @@ def resend_stuck(now: datetime | None = None) -> dict[str, int]:
     """Beat's sweep (``collector.tasks.sweep_ballots``, with the lost evaluations of
     :func:`collector.evaluation.queueing.resend_lost`): send again the jobs of reports asked for
     over ``RELIABILITY_STUCK_SECONDS`` ago and neither stored nor failed, and of typed tops still
-    computing (a worker killed, a broker down or flushed). Each is sent once per
+    computing (a worker killed, a broker down or flushed), by :func:`collector.jobs.resend_stale`
+    with ``requested_at`` as the time of the last send. Each is sent once per
     ``RELIABILITY_STUCK_SECONDS`` at most; a job that runs twice stores the same figures."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:  # no broker: every job ran in the process that asked
-        return {"reliability_resent": 0}
-    now = now or timezone.now()
-    stale = now - timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS)
-    rows = list(
-        StudyReliability.objects.filter(requested_at__lt=stale)
-        .filter(Q(result__isnull=True, error="") | ~Q(requested=[]))
-        .annotate(missing=ExpressionWrapper(Q(result__isnull=True), BooleanField()))
-        .values_list("pk", "study_id", "ballot", "requested", "missing")
+    stuck = StudyReliability.objects.filter(Q(result__isnull=True, error="") | ~Q(requested=[]))
+    sent = jobs.resend_stale(
+        stuck,
+        _send_again,
+        older_than=timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS),
+        now=now or timezone.now(),
+        what="reliability",
+        stamp="requested_at",
     )
-    for pk, study_id, ballot, ks, missing in rows:
-        StudyReliability.objects.filter(pk=pk).update(requested_at=now)
-        try:
-            if missing:
-                jobs.send_reliability(study_id, ballot)
-            else:
-                for k in ks:
-                    jobs.send_settled_top_k(pk, int(k))
-        except Exception:
-            log.exception("cannot send reliability %s again; the next sweep tries again", pk)
-    return {"reliability_resent": len(rows)}
+    return {"reliability_resent": sent}
+
+
+def _send_again(pk: int) -> None:
+    """Send a stuck row's job: its report's when it is not stored, else its typed tops'."""
+    row = (
+        StudyReliability.objects.filter(pk=pk)
+        .annotate(missing=ExpressionWrapper(Q(result__isnull=True), BooleanField()))
+        .values_list("study_id", "ballot", "requested", "missing")
+        .first()
+    )
+    if row is None:  # deleted with its study meanwhile
+        return
+    study_id, ballot, ks, missing = row
+    if missing:
+        jobs.send_reliability(study_id, ballot)
+        return
+    for k in ks:
+        jobs.send_settled_top_k(pk, int(k))
 
 
 # --- a typed k ----------------------------------------------------------------------------------

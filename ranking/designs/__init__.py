@@ -23,6 +23,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .adaptive import Adaptive
@@ -45,6 +46,7 @@ __all__ = [
     "RoundRobin",
     "Swiss",
     "Uniform",
+    "configuration_or_exit",
     "configured_designs",
     "default_design",
     "designs_or_exit",
@@ -181,20 +183,48 @@ def _chosen(paths: Sequence[str]) -> dict[str, type[Design]]:
     return chosen
 
 
+@contextmanager
+def configuration_or_exit(
+    program: str, errors: type[Exception] | tuple[type[Exception], ...] = ValueError
+) -> Iterator[None]:
+    """Run the block, or stop ``program`` when it raises one of ``errors``: one line on stderr,
+    ``"<program>: the configuration is wrong: <the error>"``, no traceback, exit status 1. The one
+    way every entry point stops on a wrong setting (``manage.py``, ``config.wsgi``, ``celery``
+    with Django's ``ImproperlyConfigured``; the command lines by :func:`designs_or_exit`).
+
+    Parameters
+    ----------
+    program : str
+        The program as its user starts it, e.g. ``"manage.py"`` or ``"python -m ranking.plan"``.
+    errors : type or tuple of types, default ValueError
+        The exceptions that mean the configuration is wrong.
+
+    Examples
+    --------
+    >>> with configuration_or_exit("demo"):
+    ...     raise ValueError("RANKING_DESIGNS must name at least one design")
+    Traceback (most recent call last):
+    SystemExit: demo: the configuration is wrong: RANKING_DESIGNS must name at least one design
+    """
+    try:
+        yield
+    except errors as exc:
+        sys.exit(f"{program}: the configuration is wrong: {exc}")
+
+
 def designs_or_exit(program: str) -> None:
     """Register the environment's designs unless registered already, or stop the command line
     ``program`` with one line on stderr naming the variable, the path and the reason (exit
-    status 1): what the command lines do before reading their arguments.
+    status 1, :func:`configuration_or_exit`): what the command lines do before reading their
+    arguments.
 
     Parameters
     ----------
     program : str
         The command as its usage line names it, e.g. ``"python -m ranking.simulate"``.
     """
-    try:
+    with configuration_or_exit(program):
         len(DESIGNS)
-    except ValueError as exc:
-        sys.exit(f"{program}: the configuration is wrong: {exc}")
 
 
 def default_design() -> str:

@@ -88,15 +88,20 @@ def test_the_pooled_fit_arrives_through_the_worker(celery_worker):
     _stored_fit_matches_the_votes(study)
 
 
-def test_the_sweep_resends_a_lost_pooled_fit(celery_worker, monkeypatch):
+def test_a_lost_pooled_fit_is_sent_again_by_the_sweep_once_per_timeout_and_not_while_fresh(
+    celery_worker, monkeypatch, settings
+):
     study = finish_in_process(
         make_study(n_tokens=10, n_ballots=2, auto_open=True, seed=5), monkeypatch, fit=False
     )
     assert study.pooled_fit_at is None  # the broker was "down" when the study finished
+    assert study.pooled_fit_sent_at == study.finished_at  # the finishing close sent it
     monkeypatch.undo()
     assert lifecycle.sweep_ballots()["fits_resent"] == 0  # too recent to be lost
-    Study.objects.filter(pk=study.pk).update(finished_at=timezone.now() - timedelta(hours=1))
+    lost = timezone.now() - timedelta(seconds=settings.STUCK_CLOSING_SECONDS + 1)
+    Study.objects.filter(pk=study.pk).update(pooled_fit_sent_at=lost)
     assert lifecycle.sweep_ballots() == {"closed": 0, "requeued": 0, "fits_resent": 1}
+    assert Study.objects.get(pk=study.pk).pooled_fit_sent_at > lost
     wait_for(
         lambda: Study.objects.filter(pk=study.pk, pooled_fit_at__isnull=False).exists(),
         60,
@@ -104,3 +109,13 @@ def test_the_sweep_resends_a_lost_pooled_fit(celery_worker, monkeypatch):
     )
     _stored_fit_matches_the_votes(study)
     assert lifecycle.sweep_ballots()["fits_resent"] == 0
+    # Pending again (its job lost once more): not sent again until STUCK_CLOSING_SECONDS pass.
+    Study.objects.filter(pk=study.pk).update(pooled_fit_at=None)
+    assert lifecycle.sweep_ballots()["fits_resent"] == 0
+    Study.objects.filter(pk=study.pk).update(pooled_fit_sent_at=lost)
+    assert lifecycle.sweep_ballots()["fits_resent"] == 1
+    wait_for(
+        lambda: Study.objects.filter(pk=study.pk, pooled_fit_at__isnull=False).exists(),
+        60,
+        "the pooled fit sent a second time",
+    )

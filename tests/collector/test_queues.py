@@ -1,6 +1,7 @@
 """Nothing waits forever in a queue: a worker started without ``-Q`` consumes both queues; beat's
-sweep sends a lost evaluation or model comparison message again; a stuck evaluation stops
-counting against ``EVALUATION_MAX_QUEUED``; ``/healthz?deep=1`` names a queue nobody consumes."""
+sweep sends a lost evaluation, model comparison or reliability message again; a stuck evaluation
+stops counting against ``EVALUATION_MAX_QUEUED``; ``/healthz?deep=1`` names a queue nobody
+consumes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from django.utils import timezone
 
 from collector import jobs, tasks
 from collector.evaluation import paired, queueing, running, submitting
-from collector.models import Ballot, Evaluation, Item, ModelComparison, Study
+from collector.models import Ballot, Evaluation, Item, ModelComparison, Study, StudyReliability
+from collector.studies import reliability
 from tests.collector.helpers import finished_study, make_study, simulate, wait_closed, wait_for
 
 
@@ -137,6 +139,35 @@ def test_a_lost_comparison_message_is_sent_again_by_the_sweep_and_a_fresh_or_fin
             status=ModelComparison.Status.DONE, sent_at=late
         )
         assert paired.resend_lost() == {"comparisons_resent": 0}
+    finally:
+        _purge(queue)
+
+
+@pytest.mark.django_db
+def test_a_lost_reliability_job_is_sent_again_by_the_sweep_once_per_timeout_and_not_while_fresh(
+    settings, django_capture_on_commit_callbacks
+):
+    settings.RELIABILITY_STUCK_SECONDS = 600
+    queue = settings.CELERY_QUEUE_EVALUATIONS
+    _purge(queue)  # no worker consumes the evaluations queue in this test
+    study = make_study(seed=4)
+    with django_capture_on_commit_callbacks(execute=True):
+        reliability.request(study.pk, 1)  # as a ballot's close asks for it
+    try:
+        assert study.pk in queueing.held_by_broker(jobs.STUDY_RELIABILITY)
+        _purge(queue)  # the message is lost (Redis restarted without it)
+        assert tasks.sweep_ballots()["reliability_resent"] == 0  # asked for just now
+        old = timezone.now() - timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS + 1)
+        StudyReliability.objects.filter(study=study).update(requested_at=old)
+        result = tasks.sweep_ballots()  # what beat runs every SWEEP_SECONDS
+        assert result["reliability_resent"] == 1 and result["evaluations_resent"] == 0
+        assert study.pk in queueing.held_by_broker(jobs.STUDY_RELIABILITY)
+        assert StudyReliability.objects.get(study=study).requested_at > old
+        _purge(queue)  # lost again
+        assert reliability.resend_stuck() == {"reliability_resent": 0}  # sent again just now
+        # A report whose computation failed keeps its error and is never sent again.
+        StudyReliability.objects.filter(study=study).update(requested_at=old, error="no votes")
+        assert reliability.resend_stuck() == {"reliability_resent": 0}
     finally:
         _purge(queue)
 
