@@ -206,13 +206,19 @@ def test_an_italian_page_marks_the_studys_own_words_with_the_studys_language(
     context.close()
 
 
+def start_from_prolific(browser, width: int, study_url: str, participant: str) -> Page:
+    """A new page of ``width`` px whose Prolific participant has agreed to take part."""
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    page.goto(f"{study_url}?PROLIFIC_PID={participant}&STUDY_ID=s&SESSION_ID=x")
+    page.get_by_role("button", name="I agree – start").click()
+    return page
+
+
 def test_a_forgotten_participant_back_in_the_same_browser_reads_their_code_at_any_width(
     live_server, make_study, browser
 ):
     study = make_study(slug="forgot", cap=2, redirect_url=PLATFORM)
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.goto(f"{live_server.url}/s/forgot/?PROLIFIC_PID=pp-gone&STUDY_ID=s&SESSION_ID=x")
-    page.get_by_role("button", name="I agree – start").click()
+    page = start_from_prolific(browser, 1280, f"{live_server.url}/s/forgot/", "pp-gone")
     answer_all(page, 2)
     expect(page.locator("#completion-code")).to_have_text(study.completion_code)
     forgetting.forget_participant("pp-gone", Study.objects.filter(pk=study.pk))
@@ -231,9 +237,7 @@ def test_an_answer_sent_after_the_participants_data_was_deleted_goes_to_the_dele
     live_server, make_study, browser
 ):
     study = make_study(slug="forgot-open", cap=3, redirect_url=PLATFORM)
-    page = browser.new_page(viewport={"width": 1000, "height": 800})
-    page.goto(f"{live_server.url}/s/forgot-open/?PROLIFIC_PID=pp-open&STUDY_ID=s&SESSION_ID=x")
-    page.get_by_role("button", name="I agree – start").click()
+    page = start_from_prolific(browser, 1000, f"{live_server.url}/s/forgot-open/", "pp-open")
     expect(page.locator("#choice-left")).to_be_enabled()
     page.keyboard.press("1")
     expect(page.locator("#progress-text")).to_have_text("1 of 3 answered")
