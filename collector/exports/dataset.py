@@ -58,8 +58,9 @@ RELIABILITY = {
     "settled_top": "For each top k (10, 20, 50, the last ballot's survivors): each current top "
     "item's probability of being in the true top k, the share of `resamples` draws of the items' "
     "strengths from an empirical-Bayes Bradley-Terry posterior with it among the k strongest; "
-    "`expected` is their sum; `settled` when every item is at `threshold` or more, "
-    "else `in_doubt` items below it.",
+    "`expected` is their sum and `interval` the central 90% interval of the number right over "
+    "the draws (how far one study may be from `expected`); `settled` when every item is at "
+    "`threshold` or more, else `in_doubt` items below it.",
 }
 TARGET_METRICS = {
     "macro": "A target study: rho_w, tau_w, rho and tau of each target's candidates (ranked by "

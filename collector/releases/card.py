@@ -21,6 +21,7 @@ from collector.models import Study, VoidedVote, Vote, Voter
 from collector.releases.croissant import column_kind
 from collector.releases.metadata import LICENCES
 from collector.studies.designs import study_design
+from collector.studies.reliability import interval_text
 
 # The bundle's configurations for ``datasets``: (config name, data file), the first the default.
 # All CSV: ``datasets`` reads every configuration of a folder with one builder. The features
@@ -365,8 +366,11 @@ def settled_lines(report: dict[str, Any] | None) -> list[str]:
             else f"{doubt} item{'s' if doubt != 1 else ''} in doubt"
         )
         expected = top.get("expected")
+        spread = interval_text(top.get("interval"))
         right = (
-            f"expected {expected:.1f} of {top['k']} right" if _number(expected) else "not computed"
+            f"expected {expected:.1f} of {top['k']} right{spread}"
+            if _number(expected)
+            else "not computed"
         )
         lines.append(f"- top {top['k']}: {right}; {verdict}")
     return lines

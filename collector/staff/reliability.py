@@ -57,7 +57,7 @@ def top_summaries(report: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 **t,
                 "all_settled": t["settled"],
-                "sentence": sentence(t["k"], t["expected"], t["settled"], t["in_doubt"]),
+                "sentence": sentence(t),
             }
             for t in tops
         ]
@@ -97,10 +97,13 @@ def top_summaries(report: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
-def sentence(k: int, expected: float, settled: bool, in_doubt: int) -> str:
-    """``top 20: expected 18.6 of 20 right; settled.`` or ``...; 3 items in doubt.``"""
-    verdict = "settled" if settled else f"{in_doubt} item{'s' if in_doubt != 1 else ''} in doubt"
-    return f"top {k}: expected {expected:.1f} of {k} right; {verdict}."
+def sentence(top: dict[str, Any]) -> str:
+    """A stored top's line: ``top 20: expected 18.6 of 20 right (90%: 17 to 20); settled.`` or
+    ``...; 3 items in doubt.`` (no interval for a report stored before it was kept)."""
+    k, doubt = top["k"], top["in_doubt"]
+    verdict = "settled" if top["settled"] else f"{doubt} item{'s' if doubt != 1 else ''} in doubt"
+    spread = reliability.interval_text(top.get("interval"))
+    return f"top {k}: expected {top['expected']:.1f} of {k} right{spread}; {verdict}."
 
 
 def box(study: Study) -> dict[str, Any]:
@@ -135,10 +138,7 @@ def per_target_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             "rho": (t.get("rho") or {}).get("corrected"),
             "rho_w": (t.get("rho_w") or {}).get("corrected"),
             "alpha": alphas.get(t["target"], {}).get("alpha"),
-            "tops": [
-                sentence(e["k"], e["expected"], e["settled"], e["in_doubt"])
-                for e in tops.get(t["target"], [])
-            ],
+            "tops": [sentence(e) for e in tops.get(t["target"], [])],
         }
         for t in halves
     ]
@@ -167,6 +167,7 @@ def live_summary(study: Study) -> dict[str, Any]:
                     "survivors",
                     "custom",
                     "expected",
+                    "interval",
                     "settled",
                     "in_doubt",
                     "targets",
@@ -199,9 +200,7 @@ def annotate_interim(report: dict[str, Any] | None, rows: list[tuple[Any, ...]])
     return {
         "interim_probability": [chance.get(int(r[0])) for r in rows],
         "interim_settled_after": report["ballot"],
-        "interim_settled": None
-        if shown is None
-        else sentence(shown["k"], shown["expected"], shown["settled"], shown["in_doubt"]),
+        "interim_settled": None if shown is None else sentence(shown),
     }
 
 

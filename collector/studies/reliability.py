@@ -165,6 +165,7 @@ def _top_entries(
                 "survivors": not custom and entry.k == int(kept[group or 0]),
                 "custom": custom,
                 "expected": round(entry.expected_overlap, 3),
+                "interval": None if (span := entry.overlap_interval()) is None else list(span),
                 "settled": entry.settled,
                 "in_doubt": entry.in_doubt,
                 "threshold": entry.threshold,
@@ -322,6 +323,17 @@ def _with_custom(row: StudyReliability) -> dict[str, Any]:
     return report
 
 
+def interval_text(span: Any) -> str:
+    """A stored top's ``interval`` as the pages and the card say it after the expected number
+    right: ``" (90%: 17 to 20)"``, ``" (90%: 10)"``; ``""`` when it is missing or malformed."""
+    if not (isinstance(span, list | tuple) and len(span) == 2):
+        return ""
+    low, high = span
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
+        return ""
+    return f" (90%: {low})" if low == high else f" (90%: {low} to {high})"
+
+
 def latest_report(study: Study) -> dict[str, Any] | None:
     """The latest stored report of the study (JSON-ready), or None when none is stored yet.
 
@@ -332,8 +344,10 @@ def latest_report(study: Study) -> dict[str, Any] | None:
     (``whole``; a target study's headline is its ``macro``, with ``targets`` ``[{"target", "rho",
     "rho_w", "items"}]`` and ``macro`` too); ``alpha``: ``{"alpha", "units", "votes"}`` (a target
     study's with ``targets`` and ``macro``); ``settled_top``: ``[{"k", "target", "survivors",
-    "custom", "expected", "settled", "in_doubt", "threshold", "text", "items": [{"item",
-    "item_id", "probability"}]}]``; ``notes``; ``requested`` (typed ``k`` still computing).
+    "custom", "expected", "interval", "settled", "in_doubt", "threshold", "text", "items":
+    [{"item", "item_id", "probability"}]}]`` (``interval``: the draws' central 90% interval of
+    the number right, ``[low, high]``; absent from reports stored before it was kept);
+    ``notes``; ``requested`` (typed ``k`` still computing).
     """
     row = _latest(study)
     return None if row is None else _with_custom(row)

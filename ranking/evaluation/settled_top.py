@@ -73,6 +73,7 @@ __all__ = [
     "DEFAULT_METHOD",
     "DEFAULT_RESAMPLES",
     "INFLATION",
+    "INTERVAL",
     "METHODS",
     "Method",
     "OFFSET",
@@ -91,6 +92,7 @@ __all__ = [
 DEFAULT_KS: tuple[int, ...] = (10, 20, 50)
 DEFAULT_RESAMPLES = 200
 SETTLED = 0.95  # every top item at least this probable: the top k is settled
+INTERVAL = 0.9  # the central interval of the number right over the draws
 # The calibration map of the bootstrap share (fitted: docs/science.md, "Is the top settled?").
 SLOPE = 1.0
 OFFSET = 0.0
@@ -156,6 +158,10 @@ class TopK:
         ``k``, before the calibration map.
     threshold : float
         The probability every top item needs for the top to be settled.
+    overlap : numpy.ndarray of int64, shape (k + 1,), optional
+        ``overlap[j]``: the draws (or bootstrap resamples) whose ``k`` strongest hold ``j`` of
+        the current top ``k``: the spread of the number right, whose central interval
+        (:meth:`overlap_interval`) says how far one study may be from its expected number.
     """
 
     k: int
@@ -164,12 +170,28 @@ class TopK:
     probability: FloatArray
     share: FloatArray
     threshold: float
+    overlap: IntArray | None = None
 
     @property
     def expected_overlap(self) -> float:
         """Expected number of current top ``k`` items in the true top ``k``: the sum of the
         probabilities."""
         return float(self.probability.sum())
+
+    def overlap_interval(self, level: float = INTERVAL) -> tuple[int, int] | None:
+        """The equal-tailed ``level`` interval ``[low, high]`` of the number of the current top
+        ``k`` in the true top ``k`` over the draws (:attr:`overlap`): at most ``(1 - level) / 2``
+        of the draws below ``low`` and at most as many above ``high``; None without the draws'
+        counts."""
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"level must lie in (0, 1), got {level!r}")
+        if self.overlap is None or self.overlap.sum() == 0:
+            return None
+        tail = (1.0 - level) / 2.0
+        cdf = np.cumsum(self.overlap) / self.overlap.sum()
+        low = int(np.searchsorted(cdf, tail + 1e-9, side="right"))
+        high = int(np.searchsorted(cdf, 1.0 - tail - 1e-9, side="left"))
+        return low, min(high, self.k)
 
     @property
     def in_doubt(self) -> int:
@@ -189,10 +211,12 @@ class TopK:
                 f"with probability at least {share}."
             )
         which = "item is" if self.in_doubt == 1 else "items are"
+        span = self.overlap_interval()
+        spread = "" if span is None else f" ({span[0]} to {span[1]} in 90% of the draws)"
         return (
             f"The top {self.k} is not settled: {self.in_doubt} of its {self.k} {which} in doubt "
             f"(below {share}); about {self.expected_overlap:.1f} of the {self.k} are expected "
-            f"to be in the true top {self.k}."
+            f"to be in the true top {self.k}{spread}."
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -202,6 +226,7 @@ class TopK:
             "items": self.items.tolist(),
             "probability": [round(float(p), 4) for p in self.probability],
             "expected_overlap": round(self.expected_overlap, 3),
+            "overlap_90": None if (span := self.overlap_interval()) is None else list(span),
             "in_doubt": self.in_doubt,
             "settled": self.settled,
             "threshold": self.threshold,
@@ -363,22 +388,24 @@ def settled_top(
     voters, voter_index = np.unique(study.voter, return_inverse=True)
     used = sorted({g for g, _, _ in plan})
 
-    def one(child: np.random.Generator) -> list[npt.NDArray[np.bool_]]:
+    def one(child: np.random.Generator) -> list[npt.NDArray[np.bool_]]:  # each (k, 1)
         drawn = np.bincount(child.integers(0, voters.size, voters.size), minlength=voters.size)
         score = rescore(study, estimator=estimator, multiplicity=drawn[voter_index])
         rank_of = np.empty(study.n_items, dtype=np.int64)
         for g in used:
             rank_of[members[g]] = ranks_from_scores(score[members[g]], child)
-        return [rank_of[top] <= k for _, k, top in plan]
+        return [(rank_of[top] <= k)[:, None] for _, k, top in plan]
 
     hits = [np.zeros(k, dtype=np.int64) for _, k, _ in plan]
+    overlaps = [np.zeros(k + 1, dtype=np.int64) for _, k, _ in plan]
     if method != "bootstrap":
-        _add(hits, _posterior_hits(study, gen, count, inflation, plan, members, method))
+        found = _posterior_hits(study, gen, count, inflation, plan, members, method)
+        _add(hits, overlaps, found)
     elif threads == 1:
-        _add(hits, map(one, gen.spawn(count)))
+        _add(hits, overlaps, map(one, gen.spawn(count)))
     else:
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            _add(hits, pool.map(one, gen.spawn(count)))
+            _add(hits, overlaps, pool.map(one, gen.spawn(count)))
     tops = tuple(
         TopK(
             k,
@@ -387,8 +414,9 @@ def settled_top(
             calibrated(total / count, count, slope, offset),
             total / count,
             float(threshold),
+            overlap,
         )
-        for (g, k, top), total in zip(plan, hits, strict=True)
+        for (g, k, top), total, overlap in zip(plan, hits, overlaps, strict=True)
     )
     return SettledTop(last, count, slope, offset, tops)
 
@@ -401,9 +429,9 @@ def _posterior_hits(
     plan: list[tuple[int, int, IntArray]],
     members: list[IntArray],
     method: Method,
-) -> Iterable[list[IntArray]]:
-    """Per chunk of posterior draws, how many draws have each planned top item among their
-    ``k`` strongest of its group."""
+) -> Iterable[list[npt.NDArray[np.bool_]]]:
+    """Per chunk of posterior draws and planned top, whether each draw (column) has each top
+    item (row) among its ``k`` strongest of its group."""
     gaussian = strength_posterior(study.n_items, study.pairs, study.first_score)
     child = rng.spawn(1)[0]
     posterior: StrengthPosterior | DeconvolvedPosterior = gaussian
@@ -419,13 +447,18 @@ def _posterior_hits(
         for g, k, top in plan:
             among = drawn if members[g].size == drawn.shape[0] else drawn[members[g]]
             kth = np.partition(among, among.shape[0] - k, axis=0)[among.shape[0] - k]
-            found.append(np.sum(drawn[top] >= kth[None, :], axis=1))
+            found.append(drawn[top] >= kth[None, :])
         yield found
 
 
 def _add(
-    hits: list[IntArray], results: Iterable[Sequence[npt.NDArray[np.bool_] | IntArray]]
+    hits: list[IntArray],
+    overlaps: list[IntArray],
+    results: Iterable[Sequence[npt.NDArray[np.bool_]]],
 ) -> None:
+    """Adds each planned top's ``(k, draws)`` membership to its items' counts (``hits``) and
+    the draws' numbers of its items to its histogram (``overlaps``)."""
     for inside in results:
-        for total, found in zip(hits, inside, strict=True):
-            total += found
+        for total, spread, found in zip(hits, overlaps, inside, strict=True):
+            total += found.sum(axis=1)
+            spread += np.bincount(found.sum(axis=0), minlength=spread.size)

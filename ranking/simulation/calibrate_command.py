@@ -140,6 +140,9 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
         "passed": worst_ece <= LIMIT and worst_bias <= LIMIT,
         "cells_within": sum(within),
         "cells_within_noise": sum(noise),
+        "coverage": sum(cell["coverage"] for cell in cells) / len(cells),
+        "coverage_low": min(cell["coverage"] for cell in cells),
+        "coverage_high": max(cell["coverage"] for cell in cells),
         "seconds": round(seconds, 1),
         "cells": cells,
     }
@@ -153,13 +156,15 @@ def format_calibration(result: dict[str, Any]) -> str:
         f"{result['slope']}, offset {result['offset']}; "
         f"{result['seconds']:.0f} s",
         f"{'distribution':<12} {'crowd':<8} {'k':>3} {'ballot':>6} {'ece':>6} {'bias':>7} "
-        f"{'error':>6} {'spread':>6} {'pred':>6} {'true':>6} {'floor':>6} {'se':>6}",
+        f"{'error':>6} {'spread':>6} {'pred':>6} {'true':>6} {'floor':>6} {'se':>6} "
+        f"{'cover':>6}",
     ]
     for c in result["cells"]:
         lines.append(
             f"{c['distribution']:<12} {c['crowd']:<8} {c['k']:>3} {c['ballot']:>6} "
             f"{c['ece']:>6.3f} {c['bias']:>+7.3f} {c['error']:>6.3f} {c['spread']:>6.3f} "
-            f"{c['predicted']:>6.3f} {c['true']:>6.3f} {c['ece_floor']:>6.3f} {c['bias_se']:>6.3f}"
+            f"{c['predicted']:>6.3f} {c['true']:>6.3f} {c['ece_floor']:>6.3f} {c['bias_se']:>6.3f} "
+            f"{c['coverage']:>6.2f}"
         )
     verdict = "within" if result["passed"] else "NOT within"
     lines.append(
@@ -167,6 +172,8 @@ def format_calibration(result: dict[str, Any]) -> str:
         f"{verdict} {result['limit']} in every cell; {result['cells_within']} of "
         f"{len(result['cells'])} cells within {result['limit']} on both, "
         f"{result['cells_within_noise']} within it or within what a calibrated estimate shows "
-        f"with {result['sims']} simulations (ece at most its floor, |bias| at most 2 se)"
+        f"with {result['sims']} simulations (ece at most its floor, |bias| at most 2 se); "
+        f"the 90% interval of the number right covered the truth in {result['coverage']:.1%} of "
+        f"the studies (cells {result['coverage_low']:.2f} to {result['coverage_high']:.2f})"
     )
     return "\n".join(lines)

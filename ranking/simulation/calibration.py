@@ -18,7 +18,11 @@ top item's predicted probability of being in the true top ``k`` (the items' ``|z
   same predictions (each item's truth drawn from its own probability, :data:`FLOOR_DRAWS`
   times: consistency resampling, Brocker and Smith 2007; items independent, so a lower bound
   of the floor the items of one study, correlated, give); ``bias_se``: the standard error of
-  ``bias`` over the simulations.
+  ``bias`` over the simulations;
+- ``coverage``: the share of simulations whose true overlap lies in the estimate's central
+  90% interval of the number right (:meth:`ranking.evaluation.settled_top.TopK.overlap_interval`,
+  :data:`ranking.evaluation.settled_top.INTERVAL`); a calibrated interval covers about 0.9
+  (the interval is the draws' and is not moved by a calibration map).
 
 A cell whose ``ece`` is above the limit but within its ``ece_floor``, and whose ``bias`` is
 within two ``bias_se`` of 0, is what a calibrated estimate shows with that many simulations.
@@ -41,6 +45,7 @@ from ..evaluation.settled_top import (
     DEFAULT_KS,
     DEFAULT_METHOD,
     DEFAULT_RESAMPLES,
+    INTERVAL,
     OFFSET,
     SLOPE,
     Method,
@@ -90,6 +95,7 @@ class CalibrationCell:
     true: float  # mean true overlap / k
     ece_floor: float
     bias_se: float
+    coverage: float
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +114,7 @@ class CalibrationCell:
             "true": round(self.true, 4),
             "ece_floor": round(self.ece_floor, 4),
             "bias_se": round(self.bias_se, 4),
+            "coverage": round(self.coverage, 4),
         }
 
 
@@ -124,10 +131,12 @@ def cell_figures(
     truths: Sequence[FloatArray],
     k: int,
     rng: np.random.Generator,
+    intervals: Sequence[tuple[int, int]],
 ) -> dict[str, float]:
-    """``ece``, ``bias``, ``error``, ``spread``, ``predicted``, ``true``, ``ece_floor`` and
-    ``bias_se`` of one cell (module docstring) from every simulation's top-``k``
-    probabilities and truth (1.0: truly in the top ``k``); ``rng`` draws the floor's truths."""
+    """``ece``, ``bias``, ``error``, ``spread``, ``predicted``, ``true``, ``ece_floor``,
+    ``bias_se`` and ``coverage`` of one cell (module docstring) from every simulation's top-``k``
+    probabilities, truth (1.0: truly in the top ``k``) and interval of the number right;
+    ``rng`` draws the floor's truths."""
     p = np.concatenate(probabilities)
     t = np.concatenate(truths)
     gen = check_generator(rng)
@@ -139,6 +148,11 @@ def cell_figures(
     true = np.array([q.sum() for q in truths]) / k
     spread = np.array([np.sqrt(np.sum(q * (1 - q))) for q in probabilities]) / k
     miss = predicted - true
+    right = np.array([q.sum() for q in truths])
+    span = np.asarray(intervals, dtype=np.float64).reshape(-1, 2)
+    if span.shape[0] != right.size:
+        raise ValueError(f"intervals must hold one (low, high) per simulation, got {span.shape}")
+    covered = (span[:, 0] <= right) & (right <= span[:, 1])
     return {
         "ece": expected_calibration_error(p, t),
         "bias": float(miss.mean()),
@@ -148,6 +162,7 @@ def cell_figures(
         "true": float(true.mean()),
         "ece_floor": float(np.percentile(floor, 95)),
         "bias_se": float(miss.std(ddof=1) / np.sqrt(miss.size)) if miss.size > 1 else 0.0,
+        "coverage": float(covered.mean()),
     }
 
 
@@ -157,8 +172,9 @@ class CalibrationRun:
 
     ``shares[(k, ballot)][i]`` holds simulation ``i``'s top ``k`` items' shares (of posterior
     draws, or bootstrap resamples: ``method``) after that ballot, before any calibration map;
-    ``truths`` the same items' truth (1.0: in the true top ``k``); ``seed`` the simulations'
-    seed, which also seeds each cell's ``ece_floor``.
+    ``truths`` the same items' truth (1.0: in the true top ``k``); ``intervals`` each
+    simulation's central :data:`~ranking.evaluation.settled_top.INTERVAL` interval of the number
+    right; ``seed`` the simulations' seed, which also seeds each cell's ``ece_floor``.
     """
 
     distribution: str
@@ -169,6 +185,7 @@ class CalibrationRun:
     resamples: int
     shares: dict[tuple[int, int], list[FloatArray]]
     truths: dict[tuple[int, int], list[FloatArray]]
+    intervals: dict[tuple[int, int], list[tuple[int, int]]]
     seconds: float
 
     def cells(self, slope: float = SLOPE, offset: float = OFFSET) -> list[CalibrationCell]:
@@ -188,6 +205,7 @@ class CalibrationRun:
                     self.truths[(k, after)],
                     k,
                     np.random.default_rng([self.seed, k, after]),
+                    self.intervals[(k, after)],
                 ),
             )  # fmt: skip
             for (k, after), shares in sorted(self.shares.items())
@@ -233,6 +251,7 @@ def calibrate(
     start = time.perf_counter()
     shares: dict[tuple[int, int], list[FloatArray]] = {}
     truths: dict[tuple[int, int], list[FloatArray]] = {}
+    intervals: dict[tuple[int, int], list[tuple[int, int]]] = {}
     drawn = resamples
     for child in np.random.SeedSequence(seed).spawn(count):
         gen = np.random.default_rng(child)
@@ -269,6 +288,9 @@ def calibrate(
                 truths.setdefault((top.k, after), []).append(
                     (truth[top.items] <= top.k).astype(np.float64)
                 )
+                span = top.overlap_interval(INTERVAL)
+                assert span is not None  # settled_top counts its draws
+                intervals.setdefault((top.k, after), []).append(span)
         if progress is not None:
             progress(1)
     return CalibrationRun(
@@ -280,5 +302,6 @@ def calibrate(
         drawn,
         shares,
         truths,
+        intervals,
         time.perf_counter() - start,
     )

@@ -39,8 +39,8 @@ REPORT = {
     },
     "alpha": {"alpha": 0.4321, "units": 17, "votes": 40},
     "settled_top": [
-        {"k": 10, "target": None, "custom": False, "expected": 8.6, "settled": False,
-         "in_doubt": 3, "threshold": 0.95,
+        {"k": 10, "target": None, "custom": False, "expected": 8.6, "interval": [7, 10],
+         "settled": False, "in_doubt": 3, "threshold": 0.95,
          "items": [{"item": "term 00 – term 01", "item_id": 0, "probability": 0.99}]},
         {"k": 5, "target": None, "custom": False, "expected": 4.9, "settled": True,
          "in_doubt": 0, "threshold": 0.95, "items": []},
@@ -279,7 +279,7 @@ def test_the_card_gives_the_stored_reliability_and_settled_top(finished, tmp_pat
     assert "Spearman-Brown corrected 0.896 (range 0.701 to 0.902)" in card
     assert "rho_w (top-weighted): mean 0.845, Spearman-Brown corrected 0.916" in card
     assert "Krippendorff's alpha (nominal): 0.432 over 17 pairs" in card
-    assert "top 10: expected 8.6 of 10 right; 3 items in doubt" in card
+    assert "top 10: expected 8.6 of 10 right (90%: 7 to 10); 3 items in doubt" in card
     assert "top 5: expected 4.9 of 5 right; settled" in card
     assert Release.objects.get().card["reliability"] == REPORT
 

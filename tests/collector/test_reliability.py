@@ -112,7 +112,10 @@ def test_the_page_the_api_dataset_json_and_the_command_show_the_same_numbers(cli
     page = client.get(f"/staff/{area.slug}/").content.decode()
     assert f"rho {corrected:.3f}" in page and "final" in page
     top20 = next(t for t in report["settled_top"] if t["k"] == 20)
-    assert pages.sentence(20, top20["expected"], top20["settled"], top20["in_doubt"]) in page
+    low, high = top20["interval"]
+    assert low <= top20["expected"] <= high <= 20
+    assert pages.sentence(top20) in page
+    assert f"(90%: {low} to {high})" in pages.sentence(top20)
     api = client.get(f"/api/v1/staff/studies/{area.slug}/reliability").json()
     assert api["report"] == report and api["pending_ballot"] is None
     card = json.loads(client.get(f"/staff/{area.slug}/dataset.json").content)
@@ -174,11 +177,22 @@ def test_alpha_equals_the_krippendorff_package_on_the_votes_export(area, targets
     assert units > 50  # the target study's pairs come back in later ballots
 
 
-def test_the_settled_wording_says_settled_or_how_many_are_in_doubt():
-    in_doubt = "top 20: expected 18.6 of 20 right; 3 items in doubt."
-    assert pages.sentence(20, 18.64, False, 3) == in_doubt
-    assert pages.sentence(10, 10.0, True, 0) == "top 10: expected 10.0 of 10 right; settled."
-    assert pages.sentence(10, 9.1, False, 1).endswith("1 item in doubt.")
+def top(k: int, expected: float, settled: bool, in_doubt: int, interval=None) -> dict:
+    return {"k": k, "expected": expected, "settled": settled, "in_doubt": in_doubt,
+            "interval": interval}  # fmt: skip
+
+
+def test_the_settled_wording_says_settled_or_how_many_are_in_doubt_and_the_spread():
+    in_doubt = "top 20: expected 18.6 of 20 right (90%: 17 to 20); 3 items in doubt."
+    assert pages.sentence(top(20, 18.64, False, 3, [17, 20])) == in_doubt
+    settled = "top 10: expected 10.0 of 10 right (90%: 10); settled."
+    assert pages.sentence(top(10, 10.0, True, 0, [10, 10])) == settled
+    assert pages.sentence(top(10, 9.1, False, 1, [8, 10])).endswith("1 item in doubt.")
+    # A report stored before the interval was kept still reads.
+    assert (
+        pages.sentence(top(10, 9.1, False, 1))
+        == "top 10: expected 9.1 of 10 right; 1 item in doubt."
+    )
 
 
 def test_a_typed_k_is_computed_in_the_background_and_refused_out_of_range(client, area):

@@ -52,6 +52,41 @@ def test_top_probabilities_lie_in_0_1_and_sum_to_the_expected_overlap(
 
 
 @pytest.mark.parametrize("method", METHODS)
+def test_the_draws_numbers_right_average_to_the_expected_overlap_and_bound_its_interval(
+    votes: StudyVotes, method: str
+) -> None:
+    result = settled_top(votes, np.random.default_rng(0), ks=(5, 10), resamples=30, method=method)  # type: ignore[arg-type]
+    for top in result.tops:
+        assert top.overlap is not None and top.overlap.shape == (top.k + 1,)
+        assert top.overlap.sum() == result.resamples
+        mean = float(np.arange(top.k + 1) @ top.overlap) / result.resamples
+        assert mean == pytest.approx(top.expected_overlap)
+        low, high = top.overlap_interval()
+        assert low <= top.expected_overlap <= high <= top.k
+        assert top.to_dict()["overlap_90"] == [low, high]
+
+
+def test_the_interval_of_the_number_right_is_its_central_quantiles_and_covers_like_them() -> None:
+    top = TopK(4, None, np.arange(4), np.full(4, 0.5), np.full(4, 0.5), 0.95,
+               np.array([5, 15, 60, 15, 5]))  # fmt: skip
+    assert top.overlap_interval(0.9) == (1, 3) and top.overlap_interval(0.5) == (2, 2)
+    assert TopK(4, None, np.arange(4), np.ones(4), np.ones(4), 0.95).overlap_interval() is None
+    with pytest.raises(ValueError, match="level"):
+        top.overlap_interval(1.0)
+    # Numbers right drawn from the same distribution as 200 draws' fall in their 90% interval
+    # about 90% of the time (at least: a discrete interval holds its end points).
+    rng = np.random.default_rng(7)
+    covered = []
+    for _ in range(400):
+        p = rng.uniform(0.2, 1.0, 10)
+        draws = (rng.random((200, 10)) < p).sum(axis=1)
+        top = TopK(10, None, np.arange(10), p, p, 0.95, np.bincount(draws, minlength=11))
+        low, high = top.overlap_interval()
+        covered.append(low <= (rng.random(10) < p).sum() <= high)
+    assert 0.88 <= np.mean(covered) <= 0.99
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_settled_top_is_reproducible_with_its_seed(votes: StudyVotes, method: str) -> None:
     one = settled_top(votes, np.random.default_rng(3), after=2, resamples=20, method=method)  # type: ignore[arg-type]
     two = settled_top(votes, np.random.default_rng(3), after=2, resamples=20, workers=2,
@@ -185,6 +220,9 @@ def test_a_settled_top_says_so_in_plain_words() -> None:
     assert not unsure.settled and unsure.in_doubt == 2
     assert "not settled: 2 of its 4 items are in doubt" in unsure.describe()
     assert "about 3.4 of the 4" in unsure.describe()
+    counted = TopK(4, None, np.arange(4), np.array([1.0, 0.9, 0.5, 0.97]), np.ones(4), 0.95,
+                   np.array([0, 0, 10, 60, 30]))  # fmt: skip
+    assert counted.describe().endswith("in the true top 4 (2 to 4 in 90% of the draws).")
 
 
 def test_the_calibration_map_is_monotone_and_plain_at_slope_one() -> None:
@@ -245,12 +283,18 @@ def test_a_design_effect_widens_the_deconvolved_likelihoods_and_a_wrong_one_is_r
 
 def test_cell_figures_of_a_perfect_and_an_overconfident_estimate() -> None:
     truth = [np.array([1.0, 1.0, 0.0, 0.0])]
-    perfect = cell_figures([np.array([1.0, 1.0, 0.0, 0.0])], truth, 4, np.random.default_rng(0))
+    perfect = cell_figures(
+        [np.array([1.0, 1.0, 0.0, 0.0])], truth, 4, np.random.default_rng(0), [(2, 2)]
+    )
     assert perfect["ece"] == 0 and perfect["bias"] == 0 and perfect["error"] == 0
+    assert perfect["coverage"] == 1
     # Certain predictions leave a calibrated estimate no room for chance.
     assert perfect["ece_floor"] == 0
-    sure = cell_figures([np.ones(4)], truth, 4, np.random.default_rng(0))
+    sure = cell_figures([np.ones(4)], truth, 4, np.random.default_rng(0), [(4, 4)])
     assert sure["bias"] == pytest.approx(0.5) and sure["ece"] == pytest.approx(0.5)
+    assert sure["coverage"] == 0
+    with pytest.raises(ValueError, match="intervals"):
+        cell_figures([np.ones(4)], truth, 4, np.random.default_rng(0), [])
 
 
 def test_the_ece_floor_covers_the_ece_of_a_calibrated_estimate_in_most_cells() -> None:
@@ -262,7 +306,7 @@ def test_the_ece_floor_covers_the_ece_of_a_calibrated_estimate_in_most_cells() -
     for _ in range(100):
         predicted = [rng.uniform(0.05, 0.95, 10) for _ in range(50)]
         truths = [(rng.random(10) < p).astype(np.float64) for p in predicted]
-        figures = cell_figures(predicted, truths, 10, rng)
+        figures = cell_figures(predicted, truths, 10, rng, [(0, 10)] * 50)
         inside.append(figures["ece"] <= figures["ece_floor"])
         eces.append(figures["ece"])
         assert abs(figures["bias"]) <= 4 * figures["bias_se"]
@@ -283,7 +327,9 @@ def test_a_small_calibrate_run_gives_the_tables_fields(capsys: pytest.CaptureFix
     assert {"passed", "worst_ece", "worst_bias", "slope", "offset", "cells"} <= set(result)
     assert result["method"] == "deconvolved"
     assert set(result["cells"][0]) >= {"ece", "bias", "error", "spread", "predicted", "true",
-                                       "ece_floor", "bias_se"}  # fmt: skip
+                                       "ece_floor", "bias_se", "coverage"}  # fmt: skip
+    assert all(0 <= c["coverage"] <= 1 for c in result["cells"])
+    assert 0 <= result["coverage_low"] <= result["coverage"] <= result["coverage_high"] <= 1
     assert 0 <= result["cells_within"] <= result["cells_within_noise"] <= len(result["cells"])
     assert [c["ballot"] for c in result["cells"]] == [1, 2]
 
