@@ -47,6 +47,7 @@ from ranking.ballots import Purpose, StudyVotes, stream
 from ranking.evaluation import split_half, vote_alpha
 from ranking.evaluation.settled_top import (
     DEFAULT_KS,
+    INTERVAL,
     SETTLED,
     SettledTop,
     resamples_for,
@@ -331,7 +332,8 @@ def interval_text(span: Any) -> str:
     low, high = span
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
         return ""
-    return f" (90%: {low})" if low == high else f" (90%: {low} to {high})"
+    level = f"{INTERVAL:.0%}"
+    return f" ({level}: {low})" if low == high else f" ({level}: {low} to {high})"
 
 
 def latest_report(study: Study) -> dict[str, Any] | None:

@@ -212,7 +212,7 @@ class TopK:
             )
         which = "item is" if self.in_doubt == 1 else "items are"
         span = self.overlap_interval()
-        spread = "" if span is None else f" ({span[0]} to {span[1]} in 90% of the draws)"
+        spread = "" if span is None else f" ({span[0]} to {span[1]} in {INTERVAL:.0%} of the draws)"
         return (
             f"The top {self.k} is not settled: {self.in_doubt} of its {self.k} {which} in doubt "
             f"(below {share}); about {self.expected_overlap:.1f} of the {self.k} are expected "
