@@ -53,6 +53,7 @@ ACTIONS = {
     "evaluation.remove": "removed an evaluation",
     "evaluation.compare": "asked for the paired difference of two models",
     "reliability.top_k": "asked for the settled top of a typed k",
+    "reliability.threshold": "changed the probability a settled top needs",
     "member.add": "added a member",
     "member.role": "changed a member's role",
     "member.remove": "removed a member",

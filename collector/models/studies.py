@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -109,6 +110,13 @@ class Study(models.Model):
     pooled_fit_at = models.DateTimeField(null=True, blank=True)
     # When the pooled fit's job was last sent (by the finishing close, or again by beat's sweep).
     pooled_fit_sent_at = models.DateTimeField(null=True, blank=True)
+    # The probability every item of a top k needs for staff to call that top settled.
+    settled_threshold = models.FloatField(
+        default=0.95,
+        validators=[MinValueValidator(0.5), MaxValueValidator(1.0)],
+        help_text="A top k is settled when every item in it is in the true top k with at least "
+        "this probability (0.5 to 1).",
+    )
     # Votes of closed ballots deleted at their voters' request since the scores were computed
     # (collector.participants.forgetting); 0 again once rescored without them.
     withdrawn_votes = models.PositiveIntegerField(default=0)

@@ -223,6 +223,29 @@ def top_k(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(f"/staff/{study.slug}/#reliability")
 
 
+@staff_required
+@require_POST
+def threshold(request: HttpRequest, slug: str) -> HttpResponse:
+    """The probability every item of a top needs for the top to be settled (an editor's)."""
+    study = get_study(request, slug, CHANGE)
+    try:
+        value = _set_threshold(request, study, request.POST.get("threshold", ""))
+    except reliability.ReliabilityRefused as exc:
+        messages.error(request, f"Threshold not changed: {exc}.")
+    else:
+        messages.success(request, f"A top is now settled when every item in it is at {value}.")
+    return redirect(f"/staff/{study.slug}/#reliability")
+
+
+def _set_threshold(request: HttpRequest | Request, study: Study, value: object) -> float:
+    """Set the study's threshold and record who did (one transaction)."""
+    before = study.settled_threshold
+    with transaction.atomic():
+        threshold = reliability.set_threshold(study, value)
+        record(request, "reliability.threshold", study, threshold=threshold, before=before)
+    return threshold
+
+
 class ReliabilityView(StudyView):
     @extend_schema(operation_id="staff_reliability", responses={200: dict, **ERRORS})
     def get(self, request: Request, slug: str) -> Response:
@@ -255,3 +278,21 @@ class ReliabilityView(StudyView):
             text = str(exc) if isinstance(exc, reliability.ReliabilityRefused) else None
             raise ValidationError({"detail": text or "k must be a whole number."}) from None
         return Response(reliability.status(study).as_dict(), status=202)
+
+    @extend_schema(
+        operation_id="staff_reliability_threshold",
+        request={
+            "application/json": {"type": "object", "properties": {"threshold": {"type": "number"}}}
+        },
+        responses={200: dict, **ERRORS},
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        """Set the probability every item of a top needs for the top to be settled (0.5 to 1):
+        every stored top is judged at it from then on (``report.threshold``)."""
+        study = self.study(request, slug, CHANGE)
+        value = request.data.get("threshold") if hasattr(request.data, "get") else None
+        try:
+            _set_threshold(request, study, value)
+        except reliability.ReliabilityRefused as exc:
+            raise ValidationError({"detail": f"{exc}."}) from None
+        return Response(reliability.status(study).as_dict())

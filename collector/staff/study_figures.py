@@ -8,7 +8,7 @@
   log-strengths and their 95% intervals, the study's top (its last ballot's items) marked;
 - ``settled-top``: the current top ``k`` (20, or the largest stored ``k`` below it) after the
   latest ballot with each item's probability of being in the true top ``k`` (the stored
-  reliability report, :mod:`collector.studies.reliability`), the 0.95 threshold marked;
+  reliability report, :mod:`collector.studies.reliability`), the study's threshold marked;
 - ``response-times``: response times of the most active voters (pseudonyms), among those whose
   votes carry a response time.
 

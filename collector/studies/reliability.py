@@ -48,8 +48,8 @@ from ranking.evaluation import split_half, vote_alpha
 from ranking.evaluation.settled_top import (
     DEFAULT_KS,
     INTERVAL,
-    SETTLED,
     SettledTop,
+    describe_top,
     resamples_for,
     survivors,
     votes_until,
@@ -75,11 +75,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_CUSTOM_K = 1000  # the largest k staff may type (each costs one posterior fit and its draws)
+MIN_THRESHOLD = 0.5  # the lowest probability staff may call settled
 MAX_CUSTOM_PER_BALLOT = 10  # typed k kept per ballot
 
 
 class ReliabilityRefused(ValueError):
-    """A typed ``k`` that cannot be computed (the message says why)."""
+    """A typed ``k`` that cannot be computed, or a threshold out of range (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -141,11 +142,12 @@ def settled_top(
     with_survivors: bool,
     resamples: int,
     estimator: str,
+    threshold: float,
 ) -> SettledTop:
     """The one call of ``ranking``'s settled-top estimator (the estimator may change under it)."""
     return top_estimate(
         votes, rng, after=after, ks=ks, with_survivors=with_survivors, resamples=resamples,
-        estimator=estimator,  # type: ignore[arg-type]
+        estimator=estimator, threshold=threshold,  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -218,7 +220,7 @@ def compute(
         "voters": int(np.unique(until.voter).size),
         "votes": until.n_votes,
         "estimator": study.estimator,
-        "threshold": SETTLED,
+        "threshold": study.settled_threshold,
         "split_half": None,
         "notes": [],
     }
@@ -248,7 +250,7 @@ def compute(
         report["alpha"]["macro"] = macro.to_dict()
     top = settled_top(
         inputs.votes, top_rng, after=after, ks=DEFAULT_KS, with_survivors=True,
-        resamples=wanted_resamples, estimator=study.estimator,
+        resamples=wanted_resamples, estimator=study.estimator, threshold=study.settled_threshold,
     )  # fmt: skip
     report["resamples"] = top.resamples
     report["settled_top"] = _top_entries(top, inputs, survivors(inputs.votes, after))
@@ -316,12 +318,39 @@ def _latest(study: Study) -> StudyReliability | None:
     )
 
 
-def _with_custom(row: StudyReliability) -> dict[str, Any]:
+def _with_custom(row: StudyReliability, threshold: float) -> dict[str, Any]:
+    """The stored report with its typed tops, every top judged at the study's ``threshold``."""
     report = dict(row.result or {})
     custom = [entry for k in sorted(row.custom, key=int) for entry in row.custom[k]]
-    report["settled_top"] = [*report.get("settled_top", []), *custom]
+    report["settled_top"] = [
+        _judged(e, threshold) for e in [*report.get("settled_top", []), *custom]
+    ]
+    report["threshold"] = threshold
     report["requested"] = sorted(row.requested)
     return report
+
+
+def _judged(entry: dict[str, Any], threshold: float) -> dict[str, Any]:
+    """A stored top's verdict at ``threshold`` from its items' stored probabilities: staff may
+    change the threshold after the figures were computed."""
+    p = [item["probability"] for item in entry["items"]]
+    doubt = sum(1 for x in p if x < threshold)
+    text = describe_top(entry["k"], p, threshold, entry.get("interval"))
+    return {**entry, "threshold": threshold, "settled": doubt == 0, "in_doubt": doubt, "text": text}
+
+
+def set_threshold(study: Study, value: Any) -> float:
+    """Set the probability every item of a top needs for the top to be settled (0.5 to 1); the
+    stored figures are judged at it from then on. Raises :class:`ReliabilityRefused`."""
+    try:
+        threshold = float(value)
+    except (TypeError, ValueError):
+        threshold = float("nan")
+    if isinstance(value, bool) or not MIN_THRESHOLD <= threshold <= 1.0:
+        raise ReliabilityRefused(f"the threshold must be a number from {MIN_THRESHOLD} to 1")
+    Study.objects.filter(pk=study.pk).update(settled_threshold=threshold)
+    study.settled_threshold = threshold
+    return threshold
 
 
 def interval_text(span: Any) -> str:
@@ -352,7 +381,7 @@ def latest_report(study: Study) -> dict[str, Any] | None:
     ``notes``; ``requested`` (typed ``k`` still computing).
     """
     row = _latest(study)
-    return None if row is None else _with_custom(row)
+    return None if row is None else _with_custom(row, study.settled_threshold)
 
 
 @dataclass(frozen=True)
@@ -376,7 +405,7 @@ def status(study: Study) -> Status:
     done = newest if newest.result is not None else _latest(study)
     waiting = newest.result is None and not newest.error
     return Status(
-        None if done is None else _with_custom(done),
+        None if done is None else _with_custom(done, study.settled_threshold),
         newest.ballot if waiting else None,
         newest.error if newest.result is None else "",
     )
@@ -468,6 +497,7 @@ def store_k(row_id: int, k: int) -> str:
         top = settled_top(
             inputs.votes, top_rng, after=row.ballot, ks=[k], with_survivors=False,
             resamples=settings.RELIABILITY_RESAMPLES, estimator=study.estimator,
+            threshold=study.settled_threshold,
         )  # fmt: skip
         entries = _top_entries(top, inputs, np.zeros(1, dtype=np.int64), custom=True)
     with transaction.atomic():

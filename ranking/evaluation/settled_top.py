@@ -85,6 +85,7 @@ __all__ = [
     "resamples_for",
     "settled_top",
     "calibrated",
+    "describe_top",
     "survivors",
     "votes_until",
 ]
@@ -203,21 +204,8 @@ class TopK:
         return self.in_doubt == 0
 
     def describe(self) -> str:
-        """The verdict in plain words."""
-        share = f"{self.threshold:.0%}"
-        if self.settled:
-            return (
-                f"The top {self.k} is settled: every item in it is in the true top {self.k} "
-                f"with probability at least {share}."
-            )
-        which = "item is" if self.in_doubt == 1 else "items are"
-        span = self.overlap_interval()
-        spread = "" if span is None else f" ({span[0]} to {span[1]} in {INTERVAL:.0%} of the draws)"
-        return (
-            f"The top {self.k} is not settled: {self.in_doubt} of its {self.k} {which} in doubt "
-            f"(below {share}); about {self.expected_overlap:.1f} of the {self.k} are expected "
-            f"to be in the true top {self.k}{spread}."
-        )
+        """The verdict in plain words (:func:`describe_top`)."""
+        return describe_top(self.k, self.probability, self.threshold, self.overlap_interval())
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -232,6 +220,36 @@ class TopK:
             "threshold": self.threshold,
             "text": self.describe(),
         }
+
+
+def describe_top(
+    k: int,
+    probability: npt.ArrayLike,
+    threshold: float,
+    interval: Sequence[int] | None = None,
+) -> str:
+    """A top ``k``'s verdict in plain words: settled when every item's ``probability`` is at
+    least ``threshold``, else how many are in doubt and the expected number right (with the
+    draws' :data:`INTERVAL` ``interval`` of it, when given)."""
+    p = np.asarray(probability, dtype=np.float64)
+    share = f"{threshold:.0%}"
+    doubt = int(np.sum(p < threshold))
+    if doubt == 0:
+        return (
+            f"The top {k} is settled: every item in it is in the true top {k} "
+            f"with probability at least {share}."
+        )
+    which = "item is" if doubt == 1 else "items are"
+    spread = (
+        ""
+        if interval is None
+        else f" ({interval[0]} to {interval[1]} in {INTERVAL:.0%} of the draws)"
+    )
+    return (
+        f"The top {k} is not settled: {doubt} of its {k} {which} in doubt "
+        f"(below {share}); about {p.sum():.1f} of the {k} are expected "
+        f"to be in the true top {k}{spread}."
+    )
 
 
 @dataclass(frozen=True, eq=False)

@@ -195,6 +195,61 @@ def test_the_settled_wording_says_settled_or_how_many_are_in_doubt_and_the_sprea
     )
 
 
+def judged(report: dict, threshold: float) -> list[tuple[int, bool, int]]:
+    """Each stored top's verdict at ``threshold`` from its items' probabilities."""
+    out = []
+    for top in report["settled_top"]:
+        doubt = sum(1 for item in top["items"] if item["probability"] < threshold)
+        out.append((top["k"], doubt == 0, doubt))
+    return out
+
+
+def test_staff_set_the_settled_threshold_and_every_stored_top_is_judged_at_it(client, area):
+    before = reliability.latest_report(area)
+    assert before["threshold"] == 0.95
+    response = client.post(f"/staff/{area.slug}/reliability/threshold/", {"threshold": "0.5"})
+    assert response.status_code == 302
+    area.refresh_from_db()
+    report = reliability.latest_report(area)
+    assert report["threshold"] == 0.5 and area.settled_threshold == 0.5
+    assert [(t["k"], t["settled"], t["in_doubt"]) for t in report["settled_top"]] == judged(
+        before, 0.5
+    )
+    assert [t["expected"] for t in report["settled_top"]] == [
+        t["expected"] for t in before["settled_top"]
+    ]
+    top20 = next(t for t in report["settled_top"] if t["k"] == 20)
+    page = client.get(f"/staff/{area.slug}/").content.decode()
+    assert pages.sentence(top20) in page and 'value="0.5"' in page
+    assert "at least 50%" in top20["text"] or "below 50%" in top20["text"]
+    card = json.loads(client.get(f"/staff/{area.slug}/dataset.json").content)
+    assert card["reliability"]["threshold"] == 0.5
+    url = f"/api/v1/staff/studies/{area.slug}/reliability"
+    answer = client.patch(url, {"threshold": 1}, content_type="application/json")
+    assert answer.status_code == 200 and answer.json()["report"]["threshold"] == 1.0
+    strict = [(t["k"], t["settled"], t["in_doubt"]) for t in answer.json()["report"]["settled_top"]]
+    assert strict == judged(before, 1.0)
+    entries = AuditEntry.objects.filter(study_id=area.pk, action="reliability.threshold")
+    assert [e.detail["threshold"] for e in entries.order_by("id")] == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("value", ["", "abc", "1.5", "0.2", "nan", "inf"])
+def test_a_threshold_out_of_range_is_refused_and_nothing_changes(client, area, value):
+    response = client.post(
+        f"/staff/{area.slug}/reliability/threshold/", {"threshold": value}, follow=True
+    )
+    assert "Threshold not changed: the threshold must be a number from 0.5 to 1" in (
+        response.content.decode()
+    )
+    url = f"/api/v1/staff/studies/{area.slug}/reliability"
+    for sent in (value, True, None, [0.9]):
+        answer = client.patch(url, {"threshold": sent}, content_type="application/json")
+        assert answer.status_code == 400
+        assert answer.json()["detail"] == "the threshold must be a number from 0.5 to 1."
+    assert Study.objects.get(pk=area.pk).settled_threshold == 0.95
+    assert not AuditEntry.objects.filter(action="reliability.threshold").exists()
+
+
 def test_a_typed_k_is_computed_in_the_background_and_refused_out_of_range(client, area):
     url = f"/api/v1/staff/studies/{area.slug}/reliability"
     refused = client.post(url, {"k": 45}, content_type="application/json")

@@ -44,4 +44,17 @@ def test_the_reliability_box_shows_its_figures_and_fits_the_screen(
     assert right <= width, f"the box reaches {right} px on a {width} px screen"
     box.scroll_into_view_if_needed()
     shot(page, f"reliability-{width}")
+    # The threshold, lowered: every top judged again at once, nothing computed.
+    box.get_by_label("Settled at probability").fill("0.5")
+    box.get_by_role("button", name="Save").click()
+    expect(
+        page.get_by_text("A top is now settled when every item in it is at 0.5.")
+    ).to_be_visible()
+    study.refresh_from_db()
+    lowered = reliability.latest_report(study)
+    first = lowered["settled_top"][0]
+    verdict = "settled" if first["settled"] else f"{first['in_doubt']} item"
+    expect(page.locator("#reliability ul.settled li").first).to_contain_text(verdict)
+    expect(page.get_by_label("Settled at probability")).to_have_value("0.5")
+    shot(page, f"reliability-threshold-{width}")
     context.close()

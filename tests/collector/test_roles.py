@@ -129,6 +129,21 @@ ENDPOINTS = [
     Endpoint("staff-reliability-top", "post", f"{S}/reliability/top/", CHANGE, {"k": "2"}),
     Endpoint("api-staff-reliability", "post", f"{API}/reliability", CHANGE, {"k": 3}, json=True),
     Endpoint(
+        "staff-reliability-threshold",
+        "post",
+        f"{S}/reliability/threshold/",
+        CHANGE,
+        {"threshold": "0.9"},
+    ),  # fmt: skip
+    Endpoint(
+        "api-staff-reliability",
+        "patch",
+        f"{API}/reliability",
+        CHANGE,
+        {"threshold": 0.9},
+        json=True,
+    ),  # fmt: skip
+    Endpoint(
         "staff-models-compare",
         "post",
         f"{S}/models/compare/",
@@ -251,7 +266,8 @@ def test_each_role_gets_its_share_of_every_endpoint_and_a_refusal_changes_nothin
     for e in ENDPOINTS:
         path = e.path.format(**names)
         data = {k: (v.format(**names) if isinstance(v, str) else v) for k, v in e.data.items()}
-        kwargs = {"content_type": "application/json"} if e.json and e.method == "post" else {}
+        sends_json = e.json and e.method in ("post", "patch")
+        kwargs = {"content_type": "application/json"} if sends_json else {}
 
         def call(who: str, e=e, path=path, data=data, kwargs=kwargs):
             return getattr(clients[who], e.method)(path, data, **kwargs)
