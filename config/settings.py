@@ -285,7 +285,7 @@ CACHES = {
 # it makes every stored id unrecognisable.
 PARTICIPANT_ID_KEY = env.str("PARTICIPANT_ID_KEY", default="")
 # Days after a study finished when its voters' hashed platform ids, hashed addresses and platform
-# data are removed (beat, daily): nobody can be linked to their votes any more. Unset: kept.
+# data are removed (beat, hourly): nobody can be linked to their votes any more. Unset: kept.
 DATA_RETENTION_DAYS = env.int("DATA_RETENTION_DAYS", default=None)
 
 # Lease hoarding: the voters registered from one address hold at most this many comparisons at

@@ -34,7 +34,7 @@ from collector.studies.designs import Purpose, study_rng
 from ranking.evaluation import evaluate
 from ranking.files import read_gold, read_votes
 
-__all__ = ["PairRefused", "compare", "compute", "request", "resend_lost", "rows"]
+__all__ = ["PairRefused", "compare", "compute", "request", "resend_lost", "rows", "statuses"]
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +150,14 @@ def compare(pair_id: int, write_exports: WriteExports) -> str:
 def metrics_of(study: Study) -> tuple[str, ...]:
     """The metrics a comparison reports (a target study's macro means and A&G score first)."""
     return TARGET_METRICS + METRICS if study.targets else METRICS
+
+
+def statuses(study: Study) -> list[dict[str, Any]]:
+    """The study's comparisons' ids and states (queued, done, failed), without their results."""
+    return [
+        {"id": pk, "status": status}
+        for pk, status in ModelComparison.objects.filter(study=study).values_list("id", "status")
+    ]
 
 
 def rows(study: Study) -> list[dict[str, Any]]:

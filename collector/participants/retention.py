@@ -4,7 +4,8 @@ ids), and the hashed ids of the participants whose data was deleted at their req
 (``ForgottenParticipant``). Nobody can then be linked to their votes any more, nor found by
 their platform id; votes, pseudonyms and scores stay. Unset, identifiers are kept. Beat runs
 :func:`remove_expired` (``collector.tasks.remove_expired_identities``); the study page says when
-it will happen (:func:`removal_date`).
+it will happen (:func:`removal_date`), or that it waits for the end of a study archived before it
+finished (:func:`kept_until_finished`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from django.utils import timezone
 
 from collector.models import ForgottenParticipant, Study, Voter
 
-__all__ = ["remove_expired", "removal_date", "retention"]
+__all__ = ["kept_until_finished", "remove_expired", "removal_date", "retention"]
+
+# A voter who can still be linked to a person: what retention removes.
+IDENTIFIED = ~Q(participant="") | ~Q(address="") | ~Q(platform_data={})
 
 
 def retention() -> timedelta | None:
@@ -33,6 +37,18 @@ def removal_date(study: Study) -> dt.datetime | None:
     if keep is None or study.finished_at is None or study.status != Study.Status.FINISHED:
         return None
     return study.finished_at + keep
+
+
+def kept_until_finished(study: Study) -> bool:
+    """Whether the study was archived before it finished and holds identifiers that retention
+    will not remove while it stays unfinished (retention counts from a study's end; an archived
+    study hands out nothing). False when ``DATA_RETENTION_DAYS`` is unset: nothing is removed."""
+    return (
+        retention() is not None
+        and study.archived_at is not None
+        and study.status != Study.Status.FINISHED
+        and Voter.objects.filter(study=study).filter(IDENTIFIED).exists()
+    )
 
 
 def remove_expired(now: dt.datetime | None = None) -> dict[str, int]:
@@ -49,7 +65,7 @@ def remove_expired(now: dt.datetime | None = None) -> dict[str, int]:
         with transaction.atomic():
             voters += (
                 Voter.objects.filter(study_id=study_id)
-                .filter(~Q(participant="") | ~Q(address="") | ~Q(platform_data={}))
+                .filter(IDENTIFIED)
                 .update(participant="", address="", platform_data={})
             )
             ForgottenParticipant.objects.filter(study_id=study_id).delete()

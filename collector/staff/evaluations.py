@@ -39,7 +39,7 @@ from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study
 from collector.staff.forms import EvaluationForm
 from collector.staff.study_api import ERRORS, Conflict, StudyView
-from collector.staff.study_page import render_study_page
+from collector.staff.study_page import models_board, render_study_page
 
 
 @staff_required
@@ -133,7 +133,8 @@ def evaluation_figure(request: HttpRequest, slug: str, pk: int, fmt: str) -> Htt
 
 @staff_required
 def evaluation_status(request: HttpRequest, slug: str) -> JsonResponse:
-    """The study's evaluations and their progress: the page's progress bars poll this."""
+    """The study's evaluations and their progress, and its paired comparisons' states: the
+    page's progress bars poll this, and fetch the leaderboard again when one ends."""
     study = get_study(request, slug)
     return JsonResponse(
         {
@@ -146,9 +147,20 @@ def evaluation_status(request: HttpRequest, slug: str) -> JsonResponse:
                     "progress": e.progress,
                 }
                 for e in leaderboard.progress_rows(study)
-            ]
+            ],
+            "pairs": paired.statuses(study),
         }
     )
+
+
+@staff_required
+def evaluation_board(request: HttpRequest, slug: str) -> HttpResponse:
+    """The leaderboard and the paired differences as the study page shows them (an HTML
+    fragment): the page puts it in place of its own when a model it shows running ends."""
+    study = get_study(request, slug)
+    if study.status != Study.Status.FINISHED:
+        return HttpResponse("Models are evaluated once the study is finished.", status=409)
+    return render(request, "staff/_models_board.html", models_board(study))
 
 
 @staff_required

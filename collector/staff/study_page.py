@@ -108,18 +108,28 @@ def render_study_page(
             [(not is_text, _shown(v)) for is_text, v in zip(text, row, strict=True)] for row in raw
         ]
         context.update(ranking_header=header, ranking_rows=shown, ranking_limit=RANKING_ROWS_SHOWN)
-        board = leaderboard.rows(study)
-        context.update(
-            evaluation_form=evaluation_form or EvaluationForm(),
-            leaderboard=board,
-            ceiling=leaderboard.ceiling(study),
-            gold=gold_provenance(study),
-            **model_pairs.page_context(study),
-        )
-        context["leaderboard_table"] = leaderboard_table(board, study.targets, context["ceiling"])
-        if study.targets:
-            context["target_models"], context["target_table"] = leaderboard.target_table(board)
+        context.update(models_board(study), evaluation_form=evaluation_form or EvaluationForm())
     return render(request, "staff/study_detail.html", context, status=status)
+
+
+def models_board(study: Study) -> dict[str, Any]:
+    """The context of a finished study's leaderboard (``staff/_models_board.html``): its rows
+    and table, the human ceiling, the gold's provenance, the paired differences and, for a
+    target study, each model's rho_w per target. The study page shows it; the page fetches it
+    again (``/staff/<slug>/models/board``) when a model or a comparison it shows running ends."""
+    board = leaderboard.rows(study)
+    ceiling = leaderboard.ceiling(study)
+    context: dict[str, Any] = {
+        "study": study,
+        "leaderboard": board,
+        "ceiling": ceiling,
+        "gold": gold_provenance(study),
+        "leaderboard_table": leaderboard_table(board, study.targets, ceiling),
+        **model_pairs.page_context(study),
+    }
+    if study.targets:
+        context["target_models"], context["target_table"] = leaderboard.target_table(board)
+    return context
 
 
 def leaderboard_table(

@@ -121,6 +121,7 @@ urlpatterns = [
     path(
         "staff/<slug:slug>/models/status", evaluations.evaluation_status, name="staff-eval-status"
     ),
+    path("staff/<slug:slug>/models/board", evaluations.evaluation_board, name="staff-eval-board"),
     path("staff/<slug:slug>/models/compare/", model_pairs.compare, name="staff-models-compare"),
     path(
         "staff/<slug:slug>/models/<int:pk>/",

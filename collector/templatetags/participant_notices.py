@@ -1,6 +1,7 @@
 """``{% participant_notices study %}``: the study page's notices about its participants' data:
 scores that still include votes since withdrawn (with **Rescore without them**), and when
-``DATA_RETENTION_DAYS`` removes (or removed) the voters' identifiers."""
+``DATA_RETENTION_DAYS`` removes (or removed) the voters' identifiers; a study archived before it
+finished says they are kept until it finishes, and says nothing when it holds none."""
 
 from __future__ import annotations
 
@@ -26,4 +27,5 @@ def participant_notices(context: dict[str, Any], study: Study) -> dict[str, Any]
         "removed": study.identities_removed_at,
         "removal_past": removal is not None and removal <= timezone.now(),
         "retention_days": keep.days if keep is not None else None,
+        "kept_until_finished": retention.kept_until_finished(study),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from django.test import override_settings
 from playwright.sync_api import expect
 
 from collector.models import Evaluation, Item
-from tests.browser import leave, logged_in, shot
+from tests.browser import audit, leave, logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import BAD_FILES, gzip_bomb, scores_csv
 
@@ -68,14 +69,14 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
         # The model's page (its "was uploaded" line goes when the page reloads on the end).
         expect(page).to_have_url(re.compile(rf"{live_server.url}/staff/gold/models/\d+/$"))
         leave(page, f"{live_server.url}/staff/gold/")  # the model's page may be reloading
-        # The study page reloads itself when a model it shows running ends (not while the form
-        # is being filled in): the next upload waits for that, so that the reload cannot come
-        # between loading the page and the first keystroke.
-        expect(page.locator("table.leaderboard progress")).to_have_count(0, timeout=60_000)
-    # The page follows the worker: progress bars, then a reload with the figures.
+        # The study page never reloads itself: the next upload is typed at once, even while the
+        # first model is still running.
+    page.evaluate("window.stillHere = true")  # gone if the page reloads
+    # The page follows the worker: progress bars, then the leaderboard with the figures, in place.
     rows = page.locator("table.leaderboard tbody tr[data-evaluation]")  # a ceiling row may lead
     expect(rows).to_have_count(2)
     expect(page.locator("table.leaderboard progress")).to_have_count(0, timeout=60_000)
+    assert page.evaluate("window.stillHere") is True
     expect(rows.first).to_contain_text("close to the crowd")
     expect(rows.nth(1)).to_contain_text("far from the crowd")
     expect(rows.first).to_contain_text("[")  # the rho_w interval
@@ -98,6 +99,62 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
         "far from the crowd",
     ]
     context.close()
+
+
+def test_a_running_models_row_turns_finished_in_place_and_what_staff_typed_stays(
+    live_server, browser, evaluations_worker, monkeypatch, tmp_path
+):
+    owner = staff_user()
+    study = finished_study(monkeypatch, created_by=owner, slug="inplace")
+    context = logged_in(browser, live_server.url, owner)
+    page = context.new_page()
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_bytes(scores_csv(study, 0.1, seed=4))
+    second.write_bytes(scores_csv(study, 0.2, seed=5))
+    row = page.locator("table.leaderboard tbody tr[data-evaluation]")
+    # The worker is held (stopped) while staff type: the model is shown pending until then,
+    # whatever the machine's speed.
+    evaluations_worker.send_signal(signal.SIGSTOP)
+    try:
+        page.goto(f"{live_server.url}/staff/inplace/")
+        page.get_by_label("Name").fill("first model")
+        page.get_by_label("Scores or vectors file").set_input_files(str(first))
+        page.get_by_role("button", name="Evaluate").click()
+        expect(page).to_have_url(re.compile(rf"{live_server.url}/staff/inplace/models/\d+/$"))
+        page.goto(f"{live_server.url}/staff/inplace/")
+        expect(row.locator("progress")).to_have_count(1)
+        expect(row).to_contain_text("waiting for a worker")
+        page.evaluate("window.stillHere = true")  # gone if the page reloads
+        page.get_by_label("Scores or vectors file").set_input_files(str(second))
+        page.get_by_label("Name").fill("typed while it ran")
+        shots(page, "evaluation-running-in-place")
+    finally:
+        evaluations_worker.send_signal(signal.SIGCONT)
+    expect(row.locator("progress")).to_have_count(0, timeout=60_000)
+    expect(row).to_contain_text("done")
+    expect(row).to_contain_text("[")  # the rho_w interval
+    expect(page.locator("#models-news")).to_have_text("Leaderboard updated: “first model” done.")
+    audit(page, "leaderboard updated in place")
+    assert page.evaluate("window.stillHere") is True
+    expect(page.get_by_label("Name")).to_be_focused()
+    expect(page.get_by_label("Name")).to_have_value("typed while it ran")
+    chosen = page.get_by_label("Scores or vectors file").evaluate("field => field.files[0].name")
+    assert chosen == "second.csv"
+    shots(page, "evaluation-finished-in-place")
+    # What was typed is sent as it was.
+    page.get_by_role("button", name="Evaluate").click()
+    expect(page).to_have_url(re.compile(rf"{live_server.url}/staff/inplace/models/\d+/$"))
+    assert Evaluation.objects.get(name="typed while it ran").file_name == "second.csv"
+    expect(page.get_by_role("heading", name="Per area")).to_be_visible(timeout=60_000)
+    context.close()
+
+
+def shots(page, name: str) -> None:
+    """Keep the page at 1280 and at 375 px wide (``shot``), then back at 1280."""
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, f"{name}-{width}")
+    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def long_glove(path, study, fillers: int) -> None:

@@ -419,3 +419,51 @@ def test_retention_removes_the_identifiers_of_studies_finished_long_enough_ago(c
     assert retention.remove_expired() == {"studies": 0, "voters": 0}
     settings.DATA_RETENTION_DAYS = None
     assert retention.remove_expired() == {"studies": 0, "voters": 0}
+
+
+def _retention_notice(client: Client, study: Study) -> str | None:
+    """The study page's sentence on when its voters' identifiers go (None: no such sentence)."""
+    page = client.get(f"/staff/{study.slug}/").content.decode()
+    if 'id="identities-removal"' not in page:
+        return None
+    notice = page[page.index('id="identities-removal"') :]
+    return " ".join(notice[notice.index(">") + 1 : notice.index("</p>")].split())
+
+
+def test_an_archived_studys_retention_notice_says_what_happens_to_its_identifiers(client, settings):
+    settings.DATA_RETENTION_DAYS = 30
+    owner = staff_user(client)
+    study = factories.make_study(n_items=10, n_ballots=1, cap=20, created_by=owner)
+    _prolific(study, n=1)
+    assert _retention_notice(client, study) == (
+        "The voters' platform ids, address hashes and platform data are removed 30 days after "
+        "the study finishes (<code>DATA_RETENTION_DAYS</code>)."
+    )
+    # Archived before it finished: retention counts from the end, so they stay.
+    lifecycle.archive_study(study.pk)
+    assert _retention_notice(client, study) == (
+        "Archived before it finished: the voters' platform ids, address hashes and platform data "
+        "are kept while it stays unfinished (an archived study hands out nothing), and removed "
+        "30 days after it finishes (<code>DATA_RETENTION_DAYS</code>)."
+    )
+    assert retention.remove_expired() == {"studies": 0, "voters": 0}
+    assert Voter.objects.get(study=study).participant == participant_key(PID)
+    # An archived study that holds no identifiers (no voter came) says nothing.
+    empty = factories.make_study(n_items=10, n_ballots=1, created_by=owner, archived=True)
+    assert _retention_notice(client, empty) is None
+    # Unset, nothing is removed: nothing is said.
+    settings.DATA_RETENTION_DAYS = None
+    assert _retention_notice(client, study) is None
+    # Finished, archived or not, the identifiers go on their date.
+    settings.DATA_RETENTION_DAYS = 30
+    finished_at = timezone.now() - timedelta(days=10)
+    Study.objects.filter(pk=study.pk).update(status="finished", finished_at=finished_at)
+    removal = (finished_at + timedelta(days=30)).strftime("%-d %B %Y")
+    assert _retention_notice(client, study) == (
+        f"The voters' platform ids, address hashes and platform data are removed on "
+        f"<strong>{removal}</strong>, 30 days after the study finished "
+        "(<code>DATA_RETENTION_DAYS</code>)."
+    )
+    Study.objects.filter(pk=study.pk).update(finished_at=finished_at - timedelta(days=21))
+    assert retention.remove_expired() == {"studies": 1, "voters": 1}
+    assert "were removed on" in client.get(f"/staff/{study.slug}/").content.decode()

@@ -76,6 +76,7 @@ ENDPOINTS = [
     Endpoint("staff-eval-status", "get", f"{S}/models/status", VIEW),
     Endpoint("staff-leaderboard-csv", "get", f"{S}/models/leaderboard.csv", VIEW),
     Endpoint("staff-leaderboard-json", "get", f"{S}/models/leaderboard.json", VIEW),
+    Endpoint("staff-eval-board", "get", f"{S}/models/board", VIEW),
     Endpoint("staff-evaluation", "get", f"{S}/models/{{evaluation}}/", VIEW),
     Endpoint("staff-evaluation-json", "get", f"{S}/models/{{evaluation}}/evaluation.json", VIEW),
     Endpoint("staff-evaluation-figure", "get", f"{S}/models/{{evaluation}}/ranks.svg", VIEW),
