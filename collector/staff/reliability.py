@@ -1,19 +1,23 @@
 """The study's reliability on the web: the study page's Reliability box, the Now box's settled-top
-sentence and the interim ranking's probabilities (page parts), a typed ``k`` (POST), and
+sentence and the interim ranking's probabilities (page parts), the box alone (the page's script
+puts it in place when the figures change), a typed ``k`` and the settled threshold (POST), and
 ``/api/v1/staff/studies/<slug>/reliability`` (GET: the latest report; POST ``{"k": 30}``: a
-typed top). The figures are computed in the background after each ballot's close
-(:mod:`collector.studies.reliability`); the page shows "computing…" until they are stored.
+typed top; PATCH ``{"threshold": 0.9}``). The figures are computed in the background after each
+ballot's close (:mod:`collector.studies.reliability`); the page shows "computing…" until they
+are stored.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
-from django.views.decorators.http import require_POST
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -110,7 +114,10 @@ def box(study: Study) -> dict[str, Any]:
     """The study page's Reliability box and the Now box's sentence (template context)."""
     state = reliability.status(study)
     report = state.report
+    shown = json.dumps(state.as_dict(), sort_keys=True, default=str).encode()
     context: dict[str, Any] = {
+        # What the box shows, in brief: the page's script swaps the box in when it changes.
+        "reliability_version": hashlib.sha256(shown).hexdigest()[:16],
         "reliability": report,
         "reliability_pending": state.pending_ballot,
         "reliability_error": state.error,
@@ -221,6 +228,15 @@ def top_k(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"The top {k} is being computed; it appears here when ready.")
     return redirect(f"/staff/{study.slug}/#reliability")
+
+
+@staff_required
+@require_GET
+def reliability_box(request: HttpRequest, slug: str) -> HttpResponse:
+    """The Reliability box as the study page shows it (an HTML fragment): the page's script puts
+    it in place of its own when the figures change (a report stored, a typed top computed)."""
+    study = get_study(request, slug)
+    return render(request, "staff/_reliability.html", {"study": study, **box(study)})
 
 
 @staff_required

@@ -97,6 +97,11 @@ urlpatterns = [
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
     path("staff/<slug:slug>/reliability/top/", reliability.top_k, name="staff-reliability-top"),
     path(
+        "staff/<slug:slug>/reliability/box",
+        reliability.reliability_box,
+        name="staff-reliability-box",
+    ),
+    path(
         "staff/<slug:slug>/reliability/threshold/",
         reliability.threshold,
         name="staff-reliability-threshold",

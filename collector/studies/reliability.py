@@ -332,7 +332,9 @@ def _with_custom(row: StudyReliability, threshold: float) -> dict[str, Any]:
 
 def _judged(entry: dict[str, Any], threshold: float) -> dict[str, Any]:
     """A stored top's verdict at ``threshold`` from its items' stored probabilities: staff may
-    change the threshold after the figures were computed."""
+    change the threshold after the figures were computed (judged at it already: as stored)."""
+    if entry.get("threshold") == threshold:
+        return entry
     p = [item["probability"] for item in entry["items"]]
     doubt = sum(1 for x in p if x < threshold)
     text = describe_top(entry["k"], p, threshold, entry.get("interval"))

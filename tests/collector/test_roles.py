@@ -98,6 +98,7 @@ ENDPOINTS = [
     Endpoint("api-staff-crowd", "get", f"{API}/crowd", VIEW, json=True),
     Endpoint("api-staff-history", "get", f"{API}/history", VIEW, json=True),
     Endpoint("api-staff-reliability", "get", f"{API}/reliability", VIEW, json=True),
+    Endpoint("staff-reliability-box", "get", f"{S}/reliability/box", VIEW),
     Endpoint("api-staff-evaluations-paired", "get", f"{API}/evaluations/paired", VIEW, json=True),
     # Changes.
     Endpoint("staff-study-edit", "get", f"{S}/edit/", CHANGE),
