@@ -66,11 +66,11 @@ def shot(page, name: str) -> None:
 
 def leave(page: Page, url: str) -> None:
     """Go to ``url`` from a page whose script may reload it at any moment (a model's page when
-    its evaluation ends): a navigation that reload aborted is made again."""
+    its evaluation ends): a navigation that reload aborted, or interrupted, is made again."""
     try:
         page.goto(url)
     except PlaywrightError as exc:
-        if "ERR_ABORTED" not in str(exc):
+        if "ERR_ABORTED" not in str(exc) and "interrupted by another navigation" not in str(exc):
             raise
         page.goto(url)
 
