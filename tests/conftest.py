@@ -115,6 +115,18 @@ def real_stack_check() -> None:
         redis.Redis.from_url(broker, socket_connect_timeout=3).ping()
     except redis.RedisError as exc:
         pytest.fail(f"REQUIRE_REAL_STACK=1 but Redis at {broker} does not answer: {exc}")
+    _purge_own_queues()
+
+
+def _purge_own_queues() -> None:
+    """Empty this run's queues (named with its prefix, :func:`_own_queues`) as the run starts: a
+    run stopped early (``-x``, Ctrl-C) leaves its jobs queued, naming rows of a database that is
+    gone, and the next run of the same prefix would otherwise deliver them."""
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        for name in WORKER_QUEUES:
+            connection.default_channel.queue_purge(name)
 
 
 def _test_database_url() -> str:

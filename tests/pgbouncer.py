@@ -2,16 +2,19 @@
 
 ``pgbouncer`` (session) starts Debian's pgbouncer (through the product's own helper,
 :mod:`collector.rehearsal.pgbouncer`) on a free port of 127.0.0.1, with a pool of three server
-connections, logging to ``.pytest_cache/pgbouncer-<pid>/pgbouncer.log``; it is stopped before the
-test database is dropped. ``through_pgbouncer`` points this process's Django connection at it for
-one test (``transaction=True`` tests only: each statement commits through the pooler, as a web
-request's would). With ``REQUIRE_REAL_STACK=1`` a missing pgbouncer fails the tests, never skips.
+connections, logging to ``pgbouncer.log`` in a temporary folder of its own (under the system's
+temporary folder, which the ``postgres`` user pgbouncer runs as can enter even when the checkout
+lies in a folder only root may enter); it is stopped before the test database is dropped.
+``through_pgbouncer`` points this process's Django connection at it for one test
+(``transaction=True`` tests only: each statement commits through the pooler, as a web request's
+would). With ``REQUIRE_REAL_STACK=1`` a missing pgbouncer fails the tests, never skips.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -21,7 +24,6 @@ from django.db import connections
 
 from collector.rehearsal.pgbouncer import PgBouncer, find_pgbouncer
 
-ROOT = Path(__file__).resolve().parent.parent
 POOL_SIZE = 3  # small on purpose: clients outnumber server connections
 
 
@@ -40,14 +42,14 @@ def pgbouncer(django_db_setup: None, django_db_blocker) -> Iterator[PgBouncer]:
     if db.get("PASSWORD"):
         auth += ":" + quote(db["PASSWORD"], safe="")
     server = f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}"
-    workdir = ROOT / ".pytest_cache" / f"pgbouncer-{os.getpid()}"
-    shutil.rmtree(workdir, ignore_errors=True)
+    workdir = Path(tempfile.mkdtemp(prefix="pgbouncer-test-"))
     bouncer = PgBouncer(server, workdir, pool_size=POOL_SIZE, max_client_conn=1000)
     bouncer.start()
     try:
         yield bouncer
     finally:
         bouncer.stop()  # before pytest-django drops the database it holds connections to
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture

@@ -199,3 +199,19 @@ def test_the_deep_health_check_names_a_queue_nobody_consumes(celery_worker, clie
         r.content.decode() == f"queue {settings.CELERY_QUEUE_EVALUATIONS}: no worker consumes it\n"
     )
     assert client.get("/healthz").content == b"ok\n"  # the load balancer's check is unchanged
+
+
+def test_a_run_starts_with_its_own_queues_empty_whatever_an_earlier_run_left_in_them():
+    from config.celery import app
+    from tests import conftest
+
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        for queue in conftest.WORKER_QUEUES:  # what a run stopped early leaves behind
+            with app.producer_or_acquire() as producer:
+                producer.publish({"left": "behind"}, routing_key=queue, serializer="json")
+            assert channel.queue_declare(queue, passive=True).message_count >= 1
+        conftest._purge_own_queues()  # what every run does as it starts
+        for queue in conftest.WORKER_QUEUES:
+            assert channel.queue_declare(queue, passive=True).message_count == 0
+            assert queue.startswith(conftest.QUEUE_PREFIX)  # only this run's own

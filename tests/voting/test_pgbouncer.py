@@ -187,3 +187,13 @@ def test_twenty_voters_finish_a_ballot_with_the_web_server_and_worker_on_pgbounc
     logs = "".join(p.read_text(errors="replace") for p in sorted(tmp_path.glob("*.log")))
     logs += pgbouncer.log_text()
     assert [e for e in POOLING_ERRORS if e in logs.lower()] == []
+
+
+def test_the_test_pgbouncer_keeps_its_files_where_its_own_user_can_reach_them(
+    pgbouncer: PgBouncer,
+) -> None:
+    # Run as root, pgbouncer drops to `postgres` before it opens its log: every folder above its
+    # files must let other users through, wherever the checkout lies (root's home is 0700).
+    for folder in pgbouncer.dir.parents:
+        assert folder.stat().st_mode & 0o001, f"{folder} is closed to other users"
+    assert pgbouncer.log.exists()
