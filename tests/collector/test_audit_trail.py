@@ -197,3 +197,16 @@ def _superuser():
     from django.contrib.auth import get_user_model
 
     return get_user_model().objects.create_superuser("root", password="x" * 16)
+
+
+def test_the_history_api_pages_oldest_first_and_every_entry_comes_once(client, study):
+    for action in ("pause", "resume", "pause"):
+        client.post(f"/staff/trail/{action}/")
+    url, seen = "/api/v1/staff/studies/trail/history?limit=2", []
+    while url:
+        data = client.get(url).json()
+        assert data["count"] == 3
+        seen += [(row["id"], row["action"]) for row in data["results"]]
+        url = data["next"]
+    assert [action for _, action in seen] == ["study.pause", "study.resume", "study.pause"]
+    assert [pk for pk, _ in seen] == sorted({pk for pk, _ in seen})

@@ -5,6 +5,7 @@ keyed hashes; DATA_RETENTION_DAYS removes the identifiers."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import timedelta
 
@@ -25,6 +26,7 @@ from collector.models import (
     ForgottenParticipant,
     ItemScore,
     Study,
+    VoidedVote,
     Vote,
     Voter,
 )
@@ -467,3 +469,27 @@ def test_an_archived_studys_retention_notice_says_what_happens_to_its_identifier
     Study.objects.filter(pk=study.pk).update(finished_at=finished_at - timedelta(days=21))
     assert retention.remove_expired() == {"studies": 1, "voters": 1}
     assert "were removed on" in client.get(f"/staff/{study.slug}/").content.decode()
+
+
+def test_the_stored_id_is_a_hash_keyed_with_the_deployments_key(settings):
+    # Stated values: HMAC-SHA256 of PID under each key (RFC 2104), not a plain digest.
+    settings.PARTICIPANT_ID_KEY = "a-key-of-the-lab"
+    lab = participant_key("5f1a2b3c4d5e6f7a8b9c0d1e")
+    assert lab == "fce243a288bad21bc397cd2d981a5102367dc46e735b5ceb01a2846f227f618e"
+    settings.PARTICIPANT_ID_KEY = "another-key"
+    other = participant_key("5f1a2b3c4d5e6f7a8b9c0d1e")
+    assert other == "3aa5cfa31f14794e05631d4ad70d06ca3bcfc21d1df7111363625ad2cd091ff5"
+    assert hashlib.sha256(b"5f1a2b3c4d5e6f7a8b9c0d1e").hexdigest() not in (lab, other)
+
+
+def test_deleting_an_excluded_participant_leaves_none_of_their_voided_votes(client):
+    owner = staff_user(client)
+    study = factories.make_study(n_items=10, n_ballots=2, m=4, cap=20, seed=1, created_by=owner)
+    _prolific(study, n=3)
+    voter = Voter.objects.get(study=study)
+    assert store.exclude_voter(voter.pk, "careless") == 3  # voided: the ballot is open
+    assert VoidedVote.objects.filter(voter=voter).count() == 3
+    done = client.post("/staff/participants/delete/", {"platform_id": PID, "confirm": "on"})
+    assert done.status_code == 302
+    assert not VoidedVote.objects.filter(voter=voter).exists()
+    assert not Vote.objects.filter(voter=voter).exists()

@@ -206,12 +206,31 @@ def test_a_run_starts_with_its_own_queues_empty_whatever_an_earlier_run_left_in_
     from tests import conftest
 
     with app.connection_for_write() as connection:
-        channel = connection.default_channel
+        redis = connection.default_channel.client
         for queue in conftest.WORKER_QUEUES:  # what a run stopped early leaves behind
-            with app.producer_or_acquire() as producer:
-                producer.publish({"left": "behind"}, routing_key=queue, serializer="json")
-            assert channel.queue_declare(queue, passive=True).message_count >= 1
+            assert queue.startswith(conftest.QUEUE_PREFIX)  # this run's own
+            redis.lpush(queue, b'{"left": "behind"}')
+            assert redis.llen(queue) >= 1
         conftest._purge_own_queues()  # what every run does as it starts
-        for queue in conftest.WORKER_QUEUES:
-            assert channel.queue_declare(queue, passive=True).message_count == 0
-            assert queue.startswith(conftest.QUEUE_PREFIX)  # only this run's own
+        assert [redis.llen(queue) for queue in conftest.WORKER_QUEUES] == [0, 0]
+
+
+@pytest.mark.django_db
+def test_an_evaluation_whose_message_was_never_sent_is_sent_by_the_sweep(
+    monkeypatch, tmp_path, django_capture_on_commit_callbacks
+):
+    queue = settings.CELERY_QUEUE_EVALUATIONS
+    _purge(queue)
+    gold = finished_study(monkeypatch, slug="gold")
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation = _submit(gold, "unsent", _vectors(gold, tmp_path / "v.txt"))
+    try:
+        _purge(queue)  # the process died between its commit and its send
+        created = timezone.now() - queueing.GRACE - timedelta(seconds=1)
+        Evaluation.objects.filter(pk=evaluation.pk).update(sent_at=None, created_at=created)
+        assert tasks.sweep_ballots()["evaluations_resent"] == 1
+        assert evaluation.pk in queueing.held_by_broker()
+        evaluation.refresh_from_db()
+        assert evaluation.sent_at is not None
+    finally:
+        _purge(queue)

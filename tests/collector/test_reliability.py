@@ -454,3 +454,12 @@ def test_a_comparison_asked_for_by_an_editor_is_in_the_trail_and_bad_ids_are_ref
     entry = AuditEntry.objects.get(study_id=area.pk, action="evaluation.compare")
     assert entry.detail == {"a": a, "b": b} and entry.actor == "owner"
     assert ModelComparison.objects.filter(study=area, a_id=a, b_id=b).exists()
+
+
+def test_a_stored_top_judged_at_a_new_threshold_counts_an_item_exactly_at_it_as_settled():
+    items = [{"probability": 1.0}, {"probability": 0.9}, {"probability": 0.8}]
+    entry = {"k": 3, "interval": [2, 3], "threshold": 0.5, "items": items}
+    assert [
+        (t["in_doubt"], t["settled"])
+        for t in (reliability._judged(entry, 0.8), reliability._judged(entry, 0.9))
+    ] == [(0, True), (1, False)]

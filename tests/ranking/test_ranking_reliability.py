@@ -56,6 +56,7 @@ def test_spearman_brown_is_applied_to_the_mean_and_the_range(votes: StudyVotes) 
         assert figure.mean is not None and figure.low is not None and figure.high is not None
         assert figure.corrected == pytest.approx(2 * figure.mean / (1 + figure.mean))
         assert figure.corrected_low == pytest.approx(2 * figure.low / (1 + figure.low))
+        assert figure.corrected_high == pytest.approx(2 * figure.high / (1 + figure.high))
         assert figure.low <= figure.mean <= figure.high
         assert figure.corrected is not None and figure.corrected > figure.mean
 

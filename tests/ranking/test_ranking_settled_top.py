@@ -339,3 +339,13 @@ def test_calibrate_refuses_an_unknown_crowd(capsys: pytest.CaptureFixture[str]) 
         main(["calibrate", "--crowd", "rowdy", "--sims", "1"])
     assert stopped.value.code == 2
     assert "--crowd takes" in capsys.readouterr().err
+
+
+def test_an_item_exactly_at_the_threshold_is_settled_and_one_below_it_is_in_doubt() -> None:
+    def top(*probability: float) -> TopK:
+        p = np.array(probability)
+        return TopK(k=p.size, group=None, items=np.arange(p.size), probability=p, share=p,
+                    threshold=0.95)  # fmt: skip
+
+    assert (top(1.0, 0.95, 0.95).in_doubt, top(1.0, 0.95, 0.95).settled) == (0, True)
+    assert (top(1.0, 0.95, 0.9499).in_doubt, top(1.0, 0.95, 0.9499).settled) == (1, False)
