@@ -26,8 +26,8 @@ docs and over a planted stale doc. The claims read:
   read must be named in README.md's configuration table, itself or by a ``PREFIX_*`` entry whose
   variables each appear in docs/. A default given in that table (one name per cell part, parts
   split at ``, `` and ``; ``) that is a literal (a backticked word, a number with an optional
-  unit of s, MB or GiB, ``on``/``off``, ``unset``) must equal the settings' literal defaults for
-  that variable, all of them when it is read more than once.
+  unit of s, MB, MiB or GiB, ``on``/``off``, ``unset``) must equal the settings' literal defaults
+  for that variable, all of them when it is read more than once.
 - **Figures.** Every number in the ``figure`` column of README.md's "Figures at a glance" table
   is a measurement and must appear in BENCHMARKS.md. Numbers compare after dropping thousands
   commas and a leading sign and writing ``.970`` as ``0.970``; a range ``659-665`` is two
@@ -450,7 +450,7 @@ def undocumented_variables(readme: Doc, docs: list[Doc], read: dict[str, list[An
     return missing
 
 
-UNITS = {"s": 1, "MB": 1024**2, "GiB": 1024**3}
+UNITS = {"s": 1, "MB": 1000**2, "MiB": 1024**2, "GiB": 1024**3}
 
 
 def doc_literal(part: str) -> tuple[bool, Any]:
@@ -458,7 +458,7 @@ def doc_literal(part: str) -> tuple[bool, Any]:
     part = part.strip()
     if match := re.fullmatch(r"`([^`]*)`", part):
         return True, match.group(1)
-    if match := re.fullmatch(r"([\d,]+(?:\.\d+)?)(?: (s|MB|GiB))?", part):
+    if match := re.fullmatch(r"([\d,]+(?:\.\d+)?)(?: (s|MB|MiB|GiB))?", part):
         number = float(match.group(1).replace(",", "")) * UNITS.get(match.group(2) or "s", 1)
         return True, number
     if part in ("on", "off"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import doc_claims
+from tests import doc_claims, doc_lists
 from tests.doc_claims import Doc, Finding
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,3 +128,37 @@ def test_the_checker_reports_a_variable_the_settings_read_that_the_readme_does_n
     read = doc_claims.settings_variables('env.bool("BRAND_NEW", default=False)\n')
     assert read == {"BRAND_NEW": [False]}
     assert doc_claims.undocumented_variables(README, DOCS, read) == ["BRAND_NEW"]
+
+
+def test_the_architecture_table_names_every_module_of_the_product() -> None:
+    assert doc_lists.missing_modules(doc_lists.read(ROOT / "docs" / "architecture.md")) == []
+
+
+def test_every_management_command_is_shown_in_the_docs() -> None:
+    assert "forget_participant" in doc_lists.commands()
+    assert doc_lists.undocumented_commands(DOCS) == []
+
+
+def test_the_team_docs_name_every_command_that_takes_as() -> None:
+    team = doc_lists.read(ROOT / "docs" / "team.md")
+    said = doc_claims.section(team, "Commands and `--as`")
+    commands = doc_lists.commands_taking_as()
+    assert "release_study" in commands and "demo" not in commands
+    assert [name for name in commands if f"`{name}`" not in said] == []
+
+
+def test_the_team_docs_list_every_audit_action_with_the_words_history_shows() -> None:
+    from collector.audit.trail import ACTIONS
+
+    assert doc_lists.audit_table(doc_lists.read(ROOT / "docs" / "team.md")) == ACTIONS
+
+
+def test_the_list_checks_report_a_module_command_and_action_a_doc_leaves_out() -> None:
+    table = "| module | holds |\n| --- | --- |\n| `collector/voting/` | `store` |\n"
+    missing = doc_lists.missing_modules(Doc("docs/architecture.md", table))
+    assert "collector/voting/api.py" in missing and "collector/voting/store.py" not in missing
+    assert "collector/jobs.py" in missing and "collector/studies/" in missing
+    assert "forget_participant" in doc_lists.undocumented_commands([Doc("x.md", "manage.py demo")])
+    actions = "| action | History says |\n| --- | --- |\n| `study.pause` | paused the study |\n"
+    said = doc_lists.audit_table(Doc("docs/team.md", actions))
+    assert said == {"study.pause": "paused the study"}
