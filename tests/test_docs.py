@@ -7,6 +7,7 @@ settings do not read it goes in ``doc_claims.OTHER_VARIABLES`` with the file tha
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,9 @@ def test_the_list_checks_report_a_module_command_and_action_a_doc_leaves_out() -
     actions = "| action | History says |\n| --- | --- |\n| `study.pause` | paused the study |\n"
     said = doc_lists.audit_table(Doc("docs/team.md", actions))
     assert said == {"study.pause": "paused the study"}
+
+
+def test_the_voter_docs_name_exactly_the_languages_of_the_setting(settings) -> None:
+    voters = doc_lists.read(ROOT / "docs" / "voters.md")
+    named = re.findall(r"\(`([a-z]{2,3})`\)", doc_claims.section(voters, "Languages"))
+    assert sorted(named) == sorted(code for code, _name in settings.LANGUAGES)

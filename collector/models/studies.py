@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
@@ -14,6 +15,14 @@ from collector.models import (
     new_voter_token,
 )
 from ranking.designs import default_design
+
+
+def shipped_language(code: str) -> None:
+    """A voter-page language must be one of ``settings.LANGUAGES`` (read when validated, so a
+    language added to the setting needs no migration)."""
+    if code not in dict(settings.LANGUAGES):
+        shipped = ", ".join(dict(settings.LANGUAGES))
+        raise ValidationError(f"{code!r} is not a language of the voter pages ({shipped})")
 
 
 def _code(help_text: str = "") -> models.CharField:
@@ -69,7 +78,7 @@ class Study(models.Model):
         help_text="Who to contact, and the ethics approval, as the consent page should say it.",
     )
     # The voter pages' language (their own texts; what staff write is shown as written).
-    language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
+    language = models.CharField(max_length=8, default="en", validators=[shipped_language])
     browser_language = models.BooleanField(
         default=False, help_text="Show the voter pages in the browser's language when shipped."
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
@@ -109,7 +110,9 @@ class StudyTextsFields(Fieldsets, forms.Form):
         label="Contact and ethics approval",
         widget=forms.Textarea(attrs={"rows": 3}),
     )
-    language = model_field("language", label="Voter pages' language", initial="en")
+    language = forms.ChoiceField(
+        choices=lambda: settings.LANGUAGES, label="Voter pages' language", initial="en"
+    )
     browser_language = model_field(
         "browser_language",
         label="Use the browser's language when the pages have it",

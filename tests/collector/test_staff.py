@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import re
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import override_settings
 
 from collector import jobs
@@ -393,3 +395,21 @@ def test_an_uploaded_list_stays_in_its_text_box_when_another_field_fails(client,
     response = client.post("/staff/new/", data)
     assert response.status_code == 400
     assert "term 07" in response.context["form"]["tokens_text"].value()
+
+
+def test_a_language_added_to_the_setting_is_offered_and_stored_without_a_migration(
+    client, owner, settings
+):
+    settings.LANGUAGES = [*settings.LANGUAGES, ("nl", "Nederlands")]
+    assert '<option value="nl">Nederlands</option>' in client.get("/staff/new/").content.decode()
+    response = client.post("/staff/new/", {**FORM, "language": "nl", "action": "create"})
+    assert response.status_code == 302 and Study.objects.get().language == "nl"
+    out = io.StringIO()
+    call_command("makemigrations", "collector", "--check", "--dry-run", stdout=out)
+    assert "No changes detected" in out.getvalue()
+
+
+def test_a_language_the_setting_does_not_name_is_a_form_error(client, owner):
+    response = client.post("/staff/new/", {**FORM, "language": "xx", "action": "create"})
+    assert response.status_code == 400 and not Study.objects.exists()
+    assert "Select a valid choice" in response.content.decode()

@@ -7,6 +7,7 @@ import html
 import re
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import translation
@@ -19,7 +20,7 @@ from tests.factories import make_study, targets_csv
 
 pytestmark = pytest.mark.django_db
 
-LANGUAGES = ("en", "it", "de", "fr", "es")
+LANGUAGES = [code for code, _name in settings.LANGUAGES]
 
 
 def target_study(**options) -> Study:

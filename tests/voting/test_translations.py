@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parents[2]
-LANGUAGES = ("it", "de", "fr", "es")
+LANGUAGES = [code for code, _name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
 MSGFMT = shutil.which("msgfmt") or "/usr/bin/msgfmt"
 
 
