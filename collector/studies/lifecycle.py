@@ -192,20 +192,20 @@ def finish_close(ballot_id: int) -> str:
         study = ballot.study
         _void_open(ballot.pk)  # an automatic close has none; a crash-retry of an early close may
         n_items = study.items.count()
-        ballots = driver(study, n_items)
+        scoring = driver(study, n_items)
         members = bulk_sql.ballot_members(ballot.pk)
         pairs, first_score = bulk_sql.answered_pairs(study.pk, [ballot.pk])
         state = _study_state(study, ballot, n_items)
-        closed = ballots.close(state, ballot.number, members, pairs, first_score)
-        out = closed.outcome
+        closed = scoring.close(state, ballot.number, members, pairs, first_score)
+        outcome = closed.outcome
         item_ids = bulk_sql.item_ids_by_index(study.pk)
         bulk_sql.update_scores(
             ballot.pk,
             item_ids[members],
             {
-                name: np.asarray(getattr(out, name))[members]
+                name: np.asarray(getattr(outcome, name))[members]
                 for name in _SCORE_FIELDS
-                if getattr(out, name) is not None  # strength: Bradley-Terry only
+                if getattr(outcome, name) is not None  # strength: Bradley-Terry only
             },
         )
         # Closed before the next ballot exists: at most one ballot per study may be active.
@@ -215,13 +215,13 @@ def finish_close(ballot_id: int) -> str:
         # Its reliability and settled top, in the background once this commits.
         reliability.request(study.pk, ballot.number)
         if closed.next_pairs is None:
-            _finish(study, ballots, out.score, item_ids)
+            _finish(study, scoring, outcome.score, item_ids)
             return f"ballot {ballot.number} closed; study {study.slug} finished"
-        nxt = store_ballot(
+        next_ballot = store_ballot(
             study, ballot.number + 1, closed.next_members, closed.next_pairs,
-            ballots.schedule[ballot.number].nominal_m, item_ids, open_now=study.auto_open,
+            scoring.schedule[ballot.number].nominal_m, item_ids, open_now=study.auto_open,
         )  # fmt: skip
-    return f"ballot {ballot.number} closed; ballot {nxt.number} is {nxt.status}"
+    return f"ballot {ballot.number} closed; ballot {next_ballot.number} is {next_ballot.status}"
 
 
 _SCORE_FIELDS = ("wins", "ties", "appearances", "x", "y", "ybar", "strength")
@@ -259,13 +259,13 @@ def store_ballot(
     return ballot
 
 
-def _finish(study: Study, ballots: BallotDriver, scores: np.ndarray, item_ids: np.ndarray) -> None:
+def _finish(study: Study, scoring: BallotDriver, scores: np.ndarray, item_ids: np.ndarray) -> None:
     """The final ranking (every item by its score, Section 2.6; and within its target in a
     target study), and the study finished; its pooled fit follows in a task of its own."""
-    ranks = ballots.final_ranks(scores)
+    ranks = scoring.final_ranks(scores)
     columns = {"final_rank": ranks, "final_score": scores}
-    if ballots.grouped:
-        columns["rank_in_target"] = ranks_within_groups(ranks, ballots.groups)
+    if scoring.grouped:
+        columns["rank_in_target"] = ranks_within_groups(ranks, scoring.groups)
     bulk_sql.update_items(study.pk, item_ids, columns)
     now = timezone.now()
     Study.objects.filter(id=study.pk).update(

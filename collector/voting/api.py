@@ -233,10 +233,10 @@ class NextComparison(VoterTokenEndpoint):
     )
     def get(self, request: HttpRequest, slug: str) -> JsonResponse:
         try:
-            a = store.next_assignment(self.voter(request, slug))
+            assignment = store.next_assignment(self.voter(request, slug))
         except store.VoteRejected as e:
             return admission.refusal(e, request, slug, admission.Channel.API)
-        return JsonResponse(a.as_dict())
+        return JsonResponse(assignment.as_dict())
 
 
 class Votes(VoterTokenEndpoint):
