@@ -164,6 +164,11 @@ def croissant(
             f"{synthetic.voters_words(card)}; no demographic information was collected.{said}"
         ],
         "rai:personalSensitiveInformation": [card["personal_data"]],
+        **(
+            {"rai:machineAnnotationTools": [synthetic.SIMULATOR]}
+            if synthetic.share(card) != "none"
+            else {}
+        ),
     }
 
 

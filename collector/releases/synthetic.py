@@ -16,6 +16,10 @@ from collector.models import Study, Voter
 
 HUMAN_TYPE = "Crowdsourced pairwise comparisons"
 SIMULATED_TYPE = "Simulated pairwise comparisons (a simulated crowd, no people)"
+SIMULATOR = (
+    "The simulated crowd of manage.py simulate_votes: software voters answering each comparison "
+    "from known similarities with noise (ranking.simulation), no people."
+)
 
 
 def counted(study: Study) -> dict[str, int]:
