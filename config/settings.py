@@ -164,7 +164,7 @@ RELEASES_DIR = env.path("RELEASES_DIR", default=BASE_DIR / "releases")
 RELEASE_PAGE_MAX_AGE = env.int("RELEASE_PAGE_MAX_AGE", default=3600)
 # The site's public address (https://host[/prefix]): a public release's CITATION.cff and
 # croissant.json give its page's URL under it; unset, no release is made public.
-PUBLIC_URL = env.str("PUBLIC_URL", default="").rstrip("/")
+PUBLIC_URL = (env.str("PUBLIC_URL", default=None) or "").rstrip("/")
 if PUBLIC_URL and (
     not PUBLIC_URL.startswith(("https://", "http://")) or len(PUBLIC_URL.split("/")[2]) == 0
 ):
