@@ -73,6 +73,9 @@ AUTHORS_HELP = (
 )
 
 
+NO_AUTHORS = "name the release's authors (they are cited): “Family, Given; Family, Given”"
+
+
 @dataclass(frozen=True)
 class Author:
     """One author as typed: a person (``family``, ``given``) or an entity (``name`` alone),
@@ -133,9 +136,7 @@ def parse_authors(text: str) -> list[str]:
     authors = [" ".join(part.split()) for part in text.split(";")]
     authors = [a for a in authors if a]
     if not authors:
-        raise ValidationError(
-            "name the release's authors (they are cited): “Family, Given; Family, Given”"
-        )
+        raise ValidationError(NO_AUTHORS)
     if len(authors) > MAX_AUTHORS:
         raise ValidationError(f"at most {MAX_AUTHORS} authors")
     if any(len(a) > 200 for a in authors):

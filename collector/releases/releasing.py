@@ -69,7 +69,14 @@ def releases_dir() -> Path:
 
 
 def public_url(slug: str, version: str) -> str:
-    """A public release's page, at the site's public address (``PUBLIC_URL``)."""
+    """A public release's page, at the site's public address (``PUBLIC_URL``); refused
+    (:class:`ReleaseRefused`) where that is not set (a worker started without it)."""
+    if not settings.PUBLIC_URL:
+        raise ReleaseRefused(
+            "a public release needs the site's public address, PUBLIC_URL (its citation and "
+            "croissant.json give the page's URL): set it, or release without a public page",
+            "public",
+        )
     return f"{settings.PUBLIC_URL.rstrip('/')}/d/{slug}/{version}/"
 
 
@@ -149,12 +156,8 @@ def prepare(
             "“Simulated votes” box, --synthetic on the command line)",
             "synthetic",
         )
-    if public and not settings.PUBLIC_URL:
-        raise ReleaseRefused(
-            "a public release needs the site's public address, PUBLIC_URL (its citation and "
-            "croissant.json give the page's URL): set it, or release without a public page",
-            "public",
-        )
+    if public:
+        public_url(study.slug, version)  # refused without PUBLIC_URL
     try:
         with transaction.atomic():
             failed = Release.objects.filter(slug=study.slug, version=version)

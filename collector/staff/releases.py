@@ -27,7 +27,7 @@ from collector.audit.trail import record
 from collector.models import Evaluation, Release, Study
 from collector.releases import building, public, releasing
 from collector.releases import synthetic as simulated_crowd
-from collector.releases.metadata import AUTHORS_HELP, LICENCES, MAX_VERSION
+from collector.releases.metadata import AUTHORS_HELP, LICENCES, MAX_VERSION, NO_AUTHORS
 from collector.staff.study_forms import Fieldsets
 
 
@@ -44,7 +44,10 @@ class ReleaseForm(Fieldsets, forms.Form):
         label="Licence", choices=[(k, f"{v.name} ({k})") for k, v in LICENCES.items()]
     )
     title = forms.CharField(max_length=300, required=False, help_text="Blank: the study's name.")
-    authors = forms.CharField(max_length=2000, help_text=AUTHORS_HELP)
+    authors = forms.CharField(
+        max_length=2000, help_text=AUTHORS_HELP,
+        error_messages={"required": NO_AUTHORS[0].upper() + NO_AUTHORS[1:]},
+    )  # fmt: skip
     synthetic = forms.BooleanField(required=False, label="Simulated votes")
     public = forms.BooleanField(
         required=False, label="Public page",

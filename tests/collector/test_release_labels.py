@@ -21,6 +21,7 @@ from huggingface_hub import DatasetCard
 from markdown_it import MarkdownIt
 
 from collector.models import Release, Study, Vote, Voter
+from collector.releases import building, releasing
 from tests.collector.helpers import finished_study, staff_user
 from tests.collector.release_helpers import load_with_datasets, release
 
@@ -165,7 +166,8 @@ def test_a_release_without_authors_is_refused_on_the_form_and_the_command_line(
 ):
     form = {"version": "1.0.0", "licence": "CC-BY-4.0", "authors": authors, "synthetic": "on"}
     response = client.post(f"/staff/{finished.slug}/releases/", form)
-    assert response.status_code == 400 and response.context["form"].errors["authors"]
+    assert response.status_code == 400
+    assert "name the release's authors" in response.context["form"].errors["authors"][0].lower()
     with pytest.raises(CommandError, match="authors"):
         release(finished.slug, "1.0.0", "--authors", authors)
     with pytest.raises(CommandError, match="required: --authors"):
@@ -238,6 +240,18 @@ def test_a_public_release_gives_its_page_address_and_a_private_one_none(
     with pytest.raises(CommandError, match="PUBLIC_URL"):
         release(finished.slug, "1.2.0", "--public")
     assert Release.objects.count() == 2
+
+
+def test_a_build_whose_worker_has_no_public_address_fails_with_the_reason(
+    finished, settings, releases_dir
+):
+    made = releasing.prepare(finished, version="1.0.0", licence="CC-BY-4.0",
+                             authors="Lovelace, Ada", public=True, synthetic=True)  # fmt: skip
+    settings.PUBLIC_URL = ""
+    assert building.build(made.pk).endswith("failed: " + Release.objects.get().error)
+    assert "PUBLIC_URL" in Release.objects.get().error
+    assert Release.objects.get().status == Release.Status.FAILED
+    assert not any(releases_dir.rglob("*.zip"))
 
 
 def test_the_public_box_is_disabled_on_a_site_without_a_public_address(finished, client, settings):

@@ -62,6 +62,10 @@ def test_the_owner_releases_a_study_and_its_public_page_fits_desktop_and_phone(
     expect(phone.get_by_role("link", name=f"{slug}-1.0.0.zip")).to_be_visible()
     assert fits(phone), "the Releases page scrolls sideways at 375 px"
     shot(phone, "releases-375")
+    phone.get_by_role("button", name="Release").click()  # no authors: refused
+    expect(phone.locator(".has-error").first).to_contain_text("Name the release's authors")
+    assert Release.objects.count() == 1 and fits(phone)
+    shot(phone, "releases-refused-375")
     phone.context.close()
 
     for width in (1280, 375):
