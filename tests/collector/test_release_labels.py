@@ -276,3 +276,18 @@ def test_the_zips_files_unpack_readable_by_everyone(finished, tmp_path):
     files = [p for p in unpacked.rglob("*") if p.is_file()]
     assert len(files) == len(modes)
     assert {stat.S_IMODE(p.stat().st_mode) & 0o444 for p in files} == {0o444}
+
+
+def test_a_release_written_before_votes_were_counted_by_origin_still_shows_its_page(
+    finished, tmp_path, client
+):
+    release(finished.slug, "1.0.0", "--public")
+    made = Release.objects.get()
+    card = {k: v for k, v in made.card.items() if k != "simulated"}
+    card["authors"] = ["Smith, John, Jr."]  # stored before authors were checked
+    Release.objects.filter(pk=made.pk).update(card=card)
+    client.logout()
+    response = client.get(f"/d/{finished.slug}/1.0.0/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Smith, John, Jr." in page and 'class="simulated"' not in page
