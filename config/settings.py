@@ -162,6 +162,13 @@ EVALUATION_UPLOAD_DIR = env.path("EVALUATION_UPLOAD_DIR", default=BASE_DIR / "up
 RELEASES_DIR = env.path("RELEASES_DIR", default=BASE_DIR / "releases")
 # How long browsers and proxies may keep a public release page (its files: a year, immutable).
 RELEASE_PAGE_MAX_AGE = env.int("RELEASE_PAGE_MAX_AGE", default=3600)
+# The site's public address (https://host[/prefix]): a public release's CITATION.cff and
+# croissant.json give its page's URL under it; unset, no release is made public.
+PUBLIC_URL = (env.str("PUBLIC_URL", default=None) or "").rstrip("/")
+if PUBLIC_URL and (
+    not PUBLIC_URL.startswith(("https://", "http://")) or len(PUBLIC_URL.split("/")[2]) == 0
+):
+    raise ImproperlyConfigured(f"PUBLIC_URL {PUBLIC_URL!r} is not an http(s) address")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "evaluation_uploads": {

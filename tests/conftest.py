@@ -75,6 +75,9 @@ def _own_queues() -> str:
 
 
 QUEUE_PREFIX = _own_queues()
+# The site's public address, which a public release's citation gives (here and in the workers).
+os.environ.setdefault("PUBLIC_URL", "https://relatedness.test")
+settings.PUBLIC_URL = os.environ["PUBLIC_URL"].rstrip("/")
 # One worker per queue, as deployed (docker-compose.yml): ballot closes never wait behind an
 # evaluation (config/settings.py, CELERY_TASK_ROUTES).
 WORKER_QUEUES = (settings.CELERY_QUEUE_CLOSES, settings.CELERY_QUEUE_EVALUATIONS)

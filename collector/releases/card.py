@@ -11,15 +11,18 @@ only as counts: no platform id, no address, no free text.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 import yaml
 from django.db.models import Count
 
 from collector.models import Study, VoidedVote, Vote, Voter
+from collector.releases import synthetic
 from collector.releases.croissant import column_kind
-from collector.releases.metadata import LICENCES
+from collector.releases.metadata import LICENCES, author_name
 from collector.studies.designs import study_design
 from collector.studies.reliability import interval_text
 
@@ -95,6 +98,7 @@ def card_content(
         "counts": dataset["counts"],
         "dates": dataset["dates"],
         "crowd": crowd(study),
+        "simulated": synthetic.counted(study),
         "exclusions": exclusions(study),
         "reliability": _plain(report),
         "files": [
@@ -160,14 +164,29 @@ def exclusions(study: Study) -> dict[str, int]:
     }
 
 
-def citation_text(card: dict[str, Any]) -> str:
-    """The citation in words: ``Authors (year). Title (version x) [Data set]. Licence.``"""
-    authors = "; ".join(card["authors"])
+def authors_text(card: dict[str, Any]) -> str:
+    """The authors as cited, ``Family, Given; Family, Given`` (their ORCID iDs left out)."""
+    return "; ".join(author_name(a) for a in card["authors"])
+
+
+def citation_text(card: dict[str, Any], escape: Any = str) -> str:
+    """The citation in words: ``Authors (year). Title (version x) [Data set]. Licence.``;
+    ``escape`` is applied to the authors and the title (:func:`markdown` in README.md)."""
     year = card["date"][:4]
     return (
-        f"{authors} ({year}). {card['title']} (version {card['version']}) [Data set]. "
-        f"{card['licence']}."
+        f"{escape(authors_text(card))} ({year}). {escape(card['title'])} (version "
+        f"{card['version']}) [Data set]. {card['licence']}."
     )
+
+
+# Markdown's punctuation that could make a link, an image, emphasis, code, a table or a heading
+# of text typed by staff; "<", ">" and "&" become HTML entities (the Hub renders HTML in a card).
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
+
+
+def markdown(text: str) -> str:
+    """``text`` shown as typed in a Markdown card, whatever its punctuation or HTML."""
+    return html.escape(MARKDOWN_SPECIAL.sub(r"\\\1", text), quote=False)
 
 
 HUB_TYPES = {"integer": "int64", "float": "float64", "boolean": "bool", "text": "string"}
@@ -182,8 +201,10 @@ def front_matter(card: dict[str, Any]) -> dict[str, Any]:
         "language": [card["language"]],
         "task_categories": ["sentence-similarity"],
         "size_categories": [size_category(card["counts"]["items"])],
-        "annotations_creators": ["crowdsourced"],
-        "tags": ["relatedness", "pairwise-comparison", "ranking", "crowdsourced"],
+        "annotations_creators": synthetic.annotations_creators(card),
+        "tags": ["relatedness", "pairwise-comparison", "ranking"]
+        + (["crowdsourced"] if synthetic.share(card) != "all" else [])
+        + (["synthetic"] if synthetic.share(card) != "none" else []),
         "dataset_info": [
             {"config_name": c["name"],
              "features": [{"name": col, "dtype": HUB_TYPES[column_kind(col)]}
@@ -206,14 +227,16 @@ def readme(card: dict[str, Any]) -> str:
 
 def _body(card: dict[str, Any]) -> list[str]:
     p, c, counts = card["parameters"], card["crowd"], card["counts"]
+    simulated = synthetic.sentence(card)
     lines = [
-        f"# {card['title']}",
+        f"# {markdown(card['title'])}",
         "",
+        *([f"**{simulated}**", ""] if simulated else []),
         f"Version {card['version']}, released {card['date']}, under {card['licence_name']} "
-        f"({card['licence']}). Authors: {'; '.join(card['authors'])}.",
+        f"({card['licence']}). Authors: {markdown(authors_text(card))}.",
         "",
         f"A ranking of {counts['items']:,} items by relatedness, from {counts['votes']:,} "
-        f"pairwise votes of {counts['voters']:,} voters. The question voters answered: "
+        f"pairwise votes of {synthetic.voters_words(card)}. The question voters answered: "
         f"“{card['question']}”.",
         "",
         "## Protocol",
@@ -263,7 +286,7 @@ def _body(card: dict[str, Any]) -> list[str]:
         "",
         "## How to cite",
         "",
-        card["citation"],
+        citation_text(card, markdown),
         "",
         "The same in CITATION.cff (Citation File Format 1.2.0).",
     ]

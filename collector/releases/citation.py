@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from collector.releases import synthetic
 from collector.releases.metadata import person
 
 SCHEMA = Path(__file__).resolve().parent / "data" / "cff-1.2.0.schema.json"
@@ -28,8 +29,10 @@ def schema() -> dict[str, Any]:
 
 
 def citation(card: dict[str, Any]) -> dict[str, Any]:
-    """The citation of a release (its card: :func:`collector.releases.card.card_content`)."""
+    """The citation of a release (its card: :func:`collector.releases.card.card_content`);
+    ``url``, the public page's address, when the card has one."""
     counts = card["counts"]
+    simulated = synthetic.sentence(card)
     return {
         "cff-version": "1.2.0",
         "message": MESSAGE,
@@ -39,11 +42,14 @@ def citation(card: dict[str, Any]) -> dict[str, Any]:
         "date-released": card["date"],
         "license": card["licence"],
         "authors": [person(a) for a in card["authors"]],
+        **({"url": card["url"]} if card.get("url") else {}),
         "abstract": (
             f"A ranking of {counts['items']} items by relatedness from {counts['votes']} pairwise "
-            f"votes of {counts['voters']} crowd voters. {card['question']}"
+            f"votes of {synthetic.voters_words(card)}. "
+            + (f"{simulated} " if simulated else "")
+            + card["question"]
         ),
-        "keywords": ["relatedness", "pairwise comparison", "crowdsourcing", "ranking"],
+        "keywords": synthetic.keywords(card),
     }
 
 

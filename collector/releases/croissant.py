@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from collector.releases import synthetic
+from collector.releases.metadata import author
+
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
 CONTEXT: dict[str, Any] = {
     "@language": "en",
@@ -116,6 +119,8 @@ def croissant(
     ]
     c, crowd = card["counts"], card["crowd"]
     checks = crowd["attention_checks"]
+    simulated = synthetic.sentence(card)
+    said = f" {simulated}" if simulated else ""
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
@@ -123,20 +128,20 @@ def croissant(
         "name": card["title"],
         "description": (
             f"A ranking of {c['items']} items by relatedness from {c['votes']} pairwise votes of "
-            f"{c['voters']} crowd voters, who were asked “{card['question']}”."
+            f"{synthetic.voters_words(card)}, who were asked “{card['question']}”.{said}"
         ),
         "version": card["version"],
         "datePublished": card["date"],
         "license": card["licence_url"],
-        "url": card.get("url") or "",
-        "creator": [{"@type": "sc:Person", "name": a} for a in card["authors"]],
+        **({"url": card["url"]} if card.get("url") else {}),
+        "creator": [creator(a) for a in card["authors"]],
         "citeAs": card["citation"],
-        "keywords": ["relatedness", "pairwise comparison", "crowdsourcing", "ranking"],
+        "keywords": synthetic.keywords(card),
         "inLanguage": card["language"],
         "distribution": files,
         "recordSet": record_sets,
-        "rai:dataCollection": card["protocol"],
-        "rai:dataCollectionType": ["Crowdsourced pairwise comparisons"],
+        "rai:dataCollection": card["protocol"] + said,
+        "rai:dataCollectionType": synthetic.collection_types(card),
         "rai:dataCollectionTimeframe": [
             d for d in (card["dates"]["first_vote"], card["dates"]["last_vote"]) if d
         ],
@@ -156,7 +161,22 @@ def croissant(
             "comparisons per item in each ballot an item is in."
         ),
         "rai:annotatorDemographics": [
-            f"{crowd['voters']} crowd voters; no demographic information was collected."
+            f"{synthetic.voters_words(card)}; no demographic information was collected.{said}"
         ],
         "rai:personalSensitiveInformation": [card["personal_data"]],
+        **(
+            {"rai:machineAnnotationTools": [synthetic.SIMULATOR]}
+            if synthetic.share(card) != "none"
+            else {}
+        ),
     }
+
+
+def creator(text: str) -> dict[str, Any]:
+    """An author as a schema.org ``Person`` (``sameAs`` their ORCID iD) or, one word, an
+    ``Organization``."""
+    a = author(text)
+    if not a.given:
+        return {"@type": "sc:Organization", "name": a.family}
+    return {"@type": "sc:Person", "name": f"{a.given} {a.family}", "familyName": a.family,
+            "givenName": a.given, **({"sameAs": a.orcid} if a.orcid else {})}  # fmt: skip

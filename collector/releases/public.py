@@ -20,7 +20,7 @@ from django.views.decorators.http import require_safe
 
 from collector.models import Release
 from collector.releases import card as cards
-from collector.releases import releasing
+from collector.releases import releasing, synthetic
 
 FILE_MAX_AGE = 365 * 24 * 3600
 INLINE = {".svg": "image/svg+xml"}  # shown in the page; every other file downloads
@@ -81,6 +81,10 @@ def page_context(release: Release, *, base: str) -> dict[str, Any]:
         "settled": _items(cards.settled_lines(card.get("reliability"))),
         "leaderboard": release.leaderboard,
         "targets": card.get("kind") == "targets",
+        "authors": cards.authors_text(card),
+        "voters": synthetic.voters_words(card),
+        "simulated": synthetic.sentence(card),
+        "simulated_share": synthetic.share(card),
     }
 
 

@@ -21,6 +21,7 @@ import datetime as dt
 import hashlib
 import json
 import shutil
+import stat
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
@@ -37,6 +38,7 @@ from collector.exports import registry
 from collector.models import Evaluation, Release, Study
 from collector.releases import card as cards
 from collector.releases import citation, croissant
+from collector.releases import synthetic as simulated_crowd
 from collector.releases.metadata import parse_authors, validate_licence, validate_version
 from collector.staff import study_figures
 from collector.studies import reliability
@@ -50,6 +52,7 @@ PUBLISHED_COLUMNS = (
     "macro_rho_w_low", "macro_rho_w_high", "ag_score", "ag_score_low", "ag_score_high", "mrr",
 )  # fmt: skip
 SUMS = "SHA256SUMS"
+ZIP_MODE = 0o644  # a zip's files, once unpacked: readable by all
 CHUNK = 1 << 20
 
 
@@ -63,6 +66,18 @@ class ReleaseRefused(Exception):
 
 def releases_dir() -> Path:
     return Path(settings.RELEASES_DIR)
+
+
+def public_url(slug: str, version: str) -> str:
+    """A public release's page, at the site's public address (``PUBLIC_URL``); refused
+    (:class:`ReleaseRefused`) where that is not set (a worker started without it)."""
+    if not settings.PUBLIC_URL:
+        raise ReleaseRefused(
+            "a public release needs the site's public address, PUBLIC_URL (its citation and "
+            "croissant.json give the page's URL): set it, or release without a public page",
+            "public",
+        )
+    return f"{settings.PUBLIC_URL.rstrip('/')}/d/{slug}/{version}/"
 
 
 def bundle_name(slug: str, version: str) -> str:
@@ -121,19 +136,28 @@ def prepare(
     public: bool = False,
     evaluations: Sequence[int] = (),
     user: Any = None,
+    synthetic: bool = False,
 ) -> Release:
     """Store a new release of ``study`` as ``building`` (its bundle not written yet: that is
     :func:`collector.releases.building.build`); raises :class:`ReleaseRefused` (nothing stored)
-    for a release that cannot be made. A failed build of the same version is replaced."""
+    for a release that cannot be made, and for one whose authors are not named, one with votes
+    of the simulated crowd unless ``synthetic`` says so, or a public one with no
+    ``PUBLIC_URL``. A failed build of the same version is replaced."""
     chosen = check(study, version, licence, evaluations)
     try:
-        names = parse_authors(authors) if isinstance(authors, str) else list(authors)
+        names = parse_authors(authors if isinstance(authors, str) else "; ".join(authors))
     except ValidationError as exc:
         raise ReleaseRefused(exc.messages[0], "authors") from None
-    if not names:
-        creator = user or study.created_by
-        full = creator.get_full_name() if creator is not None else ""
-        names = [full or (creator.get_username() if creator is not None else study.name)]
+    simulated = simulated_crowd.counted(study)["simulated_votes"]
+    if simulated and not synthetic:
+        raise ReleaseRefused(
+            f"{simulated:,} votes of {study.slug} come from the simulated crowd: every file of "
+            "the release will say so; confirm that it holds simulated votes (the form's "
+            "“Simulated votes” box, --synthetic on the command line)",
+            "synthetic",
+        )
+    if public:
+        public_url(study.slug, version)  # refused without PUBLIC_URL
     try:
         with transaction.atomic():
             failed = Release.objects.filter(slug=study.slug, version=version)
@@ -163,6 +187,8 @@ def write_bundle(release: Release, beat: Callable[[str], object] = lambda step: 
     meta: dict[str, Any] = {"title": release.title, "version": release.version,
             "licence": release.licence, "authors": release.authors,
             "date": timezone.now().date().isoformat()}  # fmt: skip
+    if release.public:
+        meta["url"] = public_url(release.slug, release.version)
     parent = releases_dir() / study.slug
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".writing-", dir=parent))
@@ -250,6 +276,8 @@ def _write(
         for n in [*files, SUMS]:
             info = zipfile.ZipInfo(f"{name}/{n}", date_time=stamp)
             info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # Unix: unzip gives each file the mode below
+            info.external_attr = (stat.S_IFREG | ZIP_MODE) << 16
             with open(folder / n, "rb") as src, zf.open(info, "w") as dst:
                 shutil.copyfileobj(src, dst, CHUNK)
     for path in [*folder.rglob("*"), archive]:

@@ -1,6 +1,7 @@
 """The staff's Release page of a study, ``/staff/<slug>/releases/``: the form that releases a
-finished study (version, licence, title, authors, a public page or not, which models'
-leaderboard rows to publish) and every version released, with its checksums and files.
+finished study (version, licence, title, authors, for a study with votes of the simulated
+crowd the tick that releases them as such, a public page or not, which models' leaderboard rows
+to publish) and every version released, with its checksums and files.
 Viewing the page and downloading a release needs the study's VIEW permission; releasing needs
 CHANGE (owners and editors): a release adds a version and changes nothing that exists. The form
 stores the release as ``building`` (:func:`collector.releases.releasing.prepare`; its refusals
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -24,7 +26,8 @@ from collector.access import CHANGE, VIEW, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Evaluation, Release, Study
 from collector.releases import building, public, releasing
-from collector.releases.metadata import LICENCES, MAX_VERSION
+from collector.releases import synthetic as simulated_crowd
+from collector.releases.metadata import AUTHORS_HELP, LICENCES, MAX_VERSION, NO_AUTHORS
 from collector.staff.study_forms import Fieldsets
 
 
@@ -32,7 +35,7 @@ class ReleaseForm(Fieldsets, forms.Form):
     fieldsets = (
         ("The release", "A release never changes: to correct or extend it, release a new version.",
          ("version", "licence", "title", "authors")),
-        ("Publishing", "", ("public", "evaluations")),
+        ("Publishing", "", ("synthetic", "public", "evaluations")),
     )  # fmt: skip
     version = forms.CharField(
         max_length=MAX_VERSION, help_text="Semantic Versioning: 1.0.0, then 1.0.1, 1.1.0, 2.0.0."
@@ -42,9 +45,10 @@ class ReleaseForm(Fieldsets, forms.Form):
     )
     title = forms.CharField(max_length=300, required=False, help_text="Blank: the study's name.")
     authors = forms.CharField(
-        max_length=2000, required=False,
-        help_text="Separated by semicolons: “Ada Lovelace; Hopper, Grace”. Blank: you.",
+        max_length=2000, help_text=AUTHORS_HELP,
+        error_messages={"required": NO_AUTHORS[0].upper() + NO_AUTHORS[1:]},
     )  # fmt: skip
+    synthetic = forms.BooleanField(required=False, label="Simulated votes")
     public = forms.BooleanField(
         required=False, label="Public page",
         help_text="A page anyone can open without logging in: /d/<slug>/<version>/.",
@@ -63,6 +67,26 @@ class ReleaseForm(Fieldsets, forms.Form):
         latest = released.order_by("-created_at").first()
         self.fields["version"].initial = _next_version(latest.version if latest else None)
         self.fields["licence"].initial = "CC-BY-4.0"
+        counted = simulated_crowd.counted(study)
+        if counted["simulated_votes"]:
+            share = (
+                f"all {counted['votes']:,}"
+                if counted["simulated_votes"] >= counted["votes"]
+                else f"{counted['simulated_votes']:,} of the {counted['votes']:,}"
+            )
+            self.fields["synthetic"].help_text = (
+                f"Required: {share} votes of this study come from the simulated crowd (manage.py "
+                "simulate_votes), not from people. Tick to release them as simulated data: every "
+                "file of the release and its public page will say so."
+            )
+        else:
+            del self.fields["synthetic"]
+        if not settings.PUBLIC_URL:
+            self.fields["public"].disabled = True
+            self.fields["public"].help_text = (
+                "Not on this site: a public page needs the site's public address (the setting "
+                "PUBLIC_URL), which is not set."
+            )
 
 
 def _next_version(latest: str | None) -> str:
@@ -89,6 +113,7 @@ def releases_page(request: HttpRequest, slug: str) -> HttpResponse:
                 study, version=values["version"].strip(), licence=values["licence"],
                 title=values["title"], authors=values["authors"], public=values["public"],
                 evaluations=values["evaluations"], user=request.user,
+                synthetic=values.get("synthetic", False),
             )  # fmt: skip
             record(request, "release.publish", study, version=release.version,
                    licence=release.licence, public=release.public)  # fmt: skip

@@ -47,7 +47,13 @@ def sums(folder: Path) -> dict[str, str]:
     return {line.split("  ", 1)[1]: line.split("  ", 1)[0] for line in lines}
 
 
-def release(slug: str, version: str, *args: str, out: Path | None = None) -> None:
+def release(
+    slug: str, version: str, *args: str, out: Path | None = None, synthetic: bool = True
+) -> None:
+    """``manage.py release_study`` under CC-BY-4.0, authored by Ada Lovelace unless ``args``
+    name the authors; ``synthetic`` confirms simulated votes (the tests' crowd is simulated)."""
     extra = ["--out", str(out)] if out is not None else []
+    extra += [] if "--authors" in args else ["--authors", "Lovelace, Ada"]
+    extra += ["--synthetic"] if synthetic else []
     call_command("release_study", slug, "--version", version, "--license", "CC-BY-4.0", *args,
                  *extra)  # fmt: skip

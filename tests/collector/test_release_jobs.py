@@ -16,7 +16,8 @@ from collector.models import AuditEntry, Release, Study, StudyMember
 from collector.releases import building, releasing
 from tests.collector.helpers import finished_study, staff_user, wait_for
 
-FORM = {"version": "1.0.0", "licence": "CC-BY-4.0", "authors": "Ada Lovelace", "public": "on"}
+FORM = {"version": "1.0.0", "licence": "CC-BY-4.0", "authors": "Ada Lovelace", "public": "on",
+        "synthetic": "on"}  # fmt: skip
 
 
 @pytest.fixture(autouse=True)

@@ -58,7 +58,7 @@ def publish(client, slug: str, data: dict):
 
 def form(**changes):
     return {"version": "1.0.0", "licence": "CC-BY-4.0", "title": "", "authors": "Ada Lovelace",
-            **changes}  # fmt: skip
+            "synthetic": "on", **changes}  # fmt: skip
 
 
 def test_staff_release_a_finished_study_from_its_page_and_see_the_versions(client, finished):
@@ -142,7 +142,7 @@ def test_the_public_page_answers_without_login_with_the_card_and_published_model
     response = client.get(f"/d/{finished.slug}/1.0.0/")
     assert response.status_code == 200
     text = response.content.decode()
-    assert "Ada Lovelace" in text and "Reliability was not computed" in text
+    assert "Lovelace, Ada" in text and "Reliability was not computed" in text
     assert "shown-model" in text and "hidden" not in text
     assert response["Cache-Control"].startswith("public, max-age=")
     assert "sessionid" not in response.cookies and "csrftoken" not in response.cookies

@@ -184,7 +184,8 @@ def test_bad_versions_and_licences_are_refused_and_nothing_is_written(
     from django.core.management import call_command
 
     with pytest.raises(CommandError, match=message):
-        call_command("release_study", finished.slug, *args)
+        call_command("release_study", finished.slug, *args, "--authors", "Lovelace, Ada",
+                     "--synthetic")  # fmt: skip
     assert not Release.objects.exists()
     assert not any(p.is_file() for p in releases_dir.rglob("*"))
 

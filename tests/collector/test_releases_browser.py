@@ -40,6 +40,11 @@ def test_the_owner_releases_a_study_and_its_public_page_fits_desktop_and_phone(
     expect(page.get_by_role("heading", level=1)).to_have_text("Releases of Sales terms")
     page.get_by_label("Authors").fill("Ada Lovelace; Hopper, Grace")
     page.get_by_label("Public page").check()
+    page.get_by_role("button", name="Release").click()  # its votes are simulated: refused
+    expect(page.locator(".has-error")).to_contain_text("come from the simulated crowd")
+    assert not Release.objects.exists()
+    shot(page, "releases-simulated-refused-1280")
+    page.get_by_label("Simulated votes").check()
     page.get_by_role("button", name="Release").click()
     expect(page.locator("table.releases")).to_contain_text("1.0.0")
     if Release.objects.get().status == Release.Status.BUILDING:
@@ -57,6 +62,10 @@ def test_the_owner_releases_a_study_and_its_public_page_fits_desktop_and_phone(
     expect(phone.get_by_role("link", name=f"{slug}-1.0.0.zip")).to_be_visible()
     assert fits(phone), "the Releases page scrolls sideways at 375 px"
     shot(phone, "releases-375")
+    phone.get_by_role("button", name="Release").click()  # no authors: refused
+    expect(phone.locator(".has-error").first).to_contain_text("Name the release's authors")
+    assert Release.objects.count() == 1 and fits(phone)
+    shot(phone, "releases-refused-375")
     phone.context.close()
 
     for width in (1280, 375):
@@ -64,6 +73,7 @@ def test_the_owner_releases_a_study_and_its_public_page_fits_desktop_and_phone(
         anonymous.goto(f"{base}/d/{slug}/1.0.0/")
         expect(anonymous.get_by_role("heading", level=1)).to_contain_text("Sales terms")
         expect(anonymous.get_by_role("link", name="SHA256SUMS").first).to_be_visible()
+        expect(anonymous.get_by_role("note")).to_contain_text("come from a simulated crowd")
         assert fits(anonymous), f"the public page scrolls sideways at {width} px"
         shot(anonymous, f"public-release-{width}")
         anonymous.context.close()

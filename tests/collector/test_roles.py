@@ -231,7 +231,9 @@ def allowed(role: str, perm: str) -> bool:
 def team_study(monkeypatch, settings, tmp_path):
     settings.RELEASES_DIR = tmp_path / "releases"
     study = finished_target_study(monkeypatch, sizes=(4, 5), exclude=False)
-    releasing.release_study(study, version="1.0.0", licence="CC-BY-4.0", authors="Ada Lovelace")
+    releasing.release_study(
+        study, version="1.0.0", licence="CC-BY-4.0", authors="Ada Lovelace", synthetic=True
+    )
     users = {role: staff_user(username=role) for role in ROLES}
     users["outsider"] = staff_user(username="outsider")
     staff_user(username="newcomer")

@@ -8,7 +8,7 @@ from collector.access import CHANGE
 from collector.audit.trail import record
 from collector.management.commands._common import acting_user, actor, add_as_argument, get_study
 from collector.releases import releasing
-from collector.releases.metadata import LICENCES
+from collector.releases.metadata import AUTHORS_HELP, LICENCES
 
 
 class Command(BaseCommand):
@@ -29,7 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--license", required=True, dest="licence",
                             help=f"an SPDX id: {', '.join(LICENCES)}")  # fmt: skip
         parser.add_argument("--title", default="", help="default: the study's name")
-        parser.add_argument("--authors", default="", help='"Given Family; Given Family"')
+        parser.add_argument("--authors", required=True, help=AUTHORS_HELP)
+        parser.add_argument(
+            "--synthetic", action="store_true",
+            help="release a study with votes of the simulated crowd (refused without): every "
+            "file of the release says how many",
+        )  # fmt: skip
         parser.add_argument(
             "--public", action="store_true", help="give it a public page /d/<slug>/<version>/"
         )
@@ -40,7 +45,7 @@ class Command(BaseCommand):
         add_as_argument(parser)
 
     def handle(self, *args, slug, release_version, licence, title, authors, public, models,
-               out, as_user=None, **options):  # fmt: skip
+               out, synthetic=False, as_user=None, **options):  # fmt: skip
         study = get_study(slug, as_user, CHANGE)
         who = actor(as_user)
         target = Path(out) if out else None
@@ -56,6 +61,7 @@ class Command(BaseCommand):
             release = releasing.release_study(
                 study, version=release_version, licence=licence, title=title, authors=authors,
                 public=public, evaluations=list(found.values()), user=acting_user(as_user),
+                synthetic=synthetic,
             )  # fmt: skip
         except releasing.ReleaseRefused as exc:
             raise CommandError(str(exc)) from None
