@@ -340,7 +340,7 @@ def test_no_column_of_any_table_holds_a_raw_platform_id(client):
         browser = Client()
         browser.post(f"/s/{study.slug}/{query}")
         answer(browser, study.slug, current(browser, study.slug)["comparison"]["id"])
-        browser.get(f"/s/{study.slug}/declined/{query}")
+        browser.post(f"/s/{study.slug}/declined/{query}")
     api = Client()
     token = api.post(
         f"/api/v1/studies/{study.slug}/voters", {"participant": RAW_IDS[3]}, "application/json"

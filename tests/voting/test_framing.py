@@ -29,7 +29,7 @@ def directives(response) -> dict[str, str]:
 
 
 def test_voter_pages_may_be_framed_by_mturk_only(client, study):
-    pages = [client.get("/s/sales/" + mturk()), client.get("/s/sales/declined/" + mturk())]
+    pages = [client.get("/s/sales/" + mturk()), client.post("/s/sales/declined/" + mturk())]
     start(client, "sales", mturk())
     pages += [client.get("/s/sales/vote/")]
     for r in pages:
