@@ -10,7 +10,10 @@ through :data:`EXPORTS`:
   :data:`REFUSALS` at the call, never half-way through;
 - ``get(name).columns(study)`` the CSV/TSV header, a JSON Lines object's keys, or a JSON
   document's top-level keys (tests check the writers against them);
-- :func:`for_release` the files with no personal data, fit for a public release.
+- :func:`for_release` the files with no personal data, fit for a public release;
+- ``get(name).study_permission`` who may read it (:data:`ACCESS`: a participant-data file needs
+  :data:`collector.access.PARTICIPANTS`, owners and editors), which the download view checks;
+  :func:`readable` the files a user may read, which the pages list.
 
 Every CSV and TSV file goes through :mod:`collector.csv_cells` (spreadsheet formulas neutralised).
 """
