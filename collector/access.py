@@ -2,11 +2,13 @@
 member of, as far as their role goes (see docs/team.md).
 
 A study's members have a role (:class:`collector.models.StudyMember.Role`): a viewer sees every
-page, figure and export (:data:`VIEW`); an editor also changes the study and its data
-(:data:`CHANGE`: ballots, pause, exclusion, checks, evaluations, releases, texts); an owner also
-deletes it and manages its team (:data:`OWN`). The three permissions are ``rules`` predicates
-over the member's row (``user.has_perm(CHANGE, study)``, ``{% has_perm %}`` in templates);
-superusers hold every permission on every study (Django's ``has_perm`` answers True for them).
+page and figure, and every export but its participants' data (:data:`VIEW`); an editor also
+changes the study and its data (:data:`CHANGE`: ballots, pause, exclusion, checks, evaluations,
+releases, texts) and reads its participants' data (:data:`PARTICIPANTS`: a voter found by
+platform id, the export registry's participant-data files); an owner also deletes it and manages
+its team (:data:`OWN`). The permissions are ``rules`` predicates over the member's row
+(``user.has_perm(CHANGE, study)``, ``{% has_perm %}`` in templates); superusers hold every
+permission on every study (Django's ``has_perm`` answers True for them).
 
 Each view checks in one line: ``study = get_study(request, slug, CHANGE)`` (a DRF view:
 ``self.study(request, slug, CHANGE)``): a non-member gets 404 (the study's existence is not
@@ -28,20 +30,24 @@ from collector.models import Study, StudyMember
 
 Role = StudyMember.Role
 
-# The three permissions, each a role or more.
+# The permissions, each a role or more.
 VIEW = "collector.study_view"
 CHANGE = "collector.study_change"
+PARTICIPANTS = "collector.study_participants"
 OWN = "collector.study_own"
 
 # What each role may do, and what a role short of a permission is told.
 ROLES_FOR = {
     VIEW: (Role.OWNER, Role.EDITOR, Role.VIEWER),
     CHANGE: (Role.OWNER, Role.EDITOR),
+    PARTICIPANTS: (Role.OWNER, Role.EDITOR),
     OWN: (Role.OWNER,),
 }
 REFUSED = {
     VIEW: "You are not a member of this study.",
     CHANGE: "Your role in this study (viewer) changes nothing: ask an owner for the editor role.",
+    PARTICIPANTS: "Participant data (platform ids, per-voter files) is for the study's owners "
+    "and editors.",
     OWN: "Only an owner of this study may do this.",
 }
 

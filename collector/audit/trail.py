@@ -58,6 +58,8 @@ ACTIONS = {
     "member.role": "changed a member's role",
     "member.remove": "removed a member",
     "release.publish": "released the dataset",
+    "participant.find": "looked up a platform id's voter",
+    "participant.view": "looked at a participant's data",
     "participant.export": "exported a participant's data",
     "participant.forget": "deleted a participant's data",
     "study.rescore": "rescored the study without withdrawn votes",

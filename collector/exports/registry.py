@@ -10,7 +10,10 @@ through :data:`EXPORTS`:
   :data:`REFUSALS` at the call, never half-way through;
 - ``get(name).columns(study)`` the CSV/TSV header, a JSON Lines object's keys, or a JSON
   document's top-level keys (tests check the writers against them);
-- :func:`for_release` the files with no personal data, fit for a public release.
+- :func:`for_release` the files with no personal data, fit for a public release;
+- ``get(name).study_permission`` who may read it (:data:`ACCESS`: a participant-data file needs
+  :data:`collector.access.PARTICIPANTS`, owners and editors), which the download view checks;
+  :func:`readable` the files a user may read, which the pages list.
 
 Every CSV and TSV file goes through :mod:`collector.csv_cells` (spreadsheet formulas neutralised).
 """
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from collector import access
 from collector.exports import dataset, staff_files, study_files, target_files
 from collector.exports.options import Options
 from collector.models import Study
@@ -33,6 +37,9 @@ VIEW = "view"
 # ... or only those who may see its participants' data (per-voter figures, free text).
 PARTICIPANT_DATA = "participant_data"
 PERMISSIONS = (VIEW, PARTICIPANT_DATA)
+# The study permission (collector.access) a reader needs for each: viewers read no participant
+# data (owners and editors do).
+ACCESS = {VIEW: access.VIEW, PARTICIPANT_DATA: access.PARTICIPANTS}
 
 CSV = "text/csv"
 TSV = "text/tab-separated-values"
@@ -78,6 +85,11 @@ class Export:
             raise ValueError(f"{self.name}: permission {self.permission!r} not in {PERMISSIONS}")
         if self.release and self.permission != VIEW:
             raise ValueError(f"{self.name}: a file with participant data is never released")
+
+    @property
+    def study_permission(self) -> str:
+        """The study permission a reader needs (:data:`ACCESS`)."""
+        return ACCESS[self.permission]
 
     def filename(self, study: Study) -> str:
         return f"{study.slug}-{self.name}"
@@ -201,6 +213,12 @@ def for_release() -> tuple[Export, ...]:
 def for_permission(permissions: set[str]) -> tuple[Export, ...]:
     """The exports a reader holding ``permissions`` (of :data:`PERMISSIONS`) may read."""
     return tuple(export for export in EXPORTS if export.permission in permissions)
+
+
+def readable(user, study: Study) -> frozenset[str]:
+    """The names of the exports ``user`` may read of ``study`` (the pages list only these)."""
+    allowed = {perm for perm, needs in ACCESS.items() if user.has_perm(needs, study)}
+    return frozenset(export.name for export in for_permission(allowed))
 
 
 def write_gold_and_votes(study: Study, folder: Path) -> tuple[Path, Path]:

@@ -104,9 +104,9 @@ def forget_voter(voter_id: int) -> Forgotten | None:
                 participant=voter.participant,
                 defaults={"outcome": outcome},
             )
-        Comparison.objects.filter(leased_to=voter, status=Comparison.Status.OPEN).update(
-            leased_to=None, lease_expires_at=None
-        )
+        # No comparison points to the emptied row: the one in their hand goes back to the pool,
+        # those their deleted votes answered (voided below) keep no trace of them.
+        Comparison.objects.filter(leased_to=voter).update(leased_to=None, lease_expires_at=None)
         with connection.cursor() as cur:
             cur.execute(
                 "DELETE FROM collector_vote WHERE voter_id = %s RETURNING comparison_id, ballot_id",

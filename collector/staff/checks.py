@@ -118,7 +118,8 @@ def checks_page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             with transaction.atomic():
                 lifecycle.update_check_settings(study.pk, **form.cleaned_data)
-                record(request, "checks.settings", study, **form.cleaned_data)
+                if form.has_changed():  # the settings it has already: nothing to record
+                    record(request, "checks.settings", study, **form.cleaned_data)
         except lifecycle.LifecycleError as exc:
             form.add_error(None, str(exc))
             return _page(request, study, settings_form=form, status=400)

@@ -29,11 +29,12 @@ from collector.studies import lifecycle
 @staff_required
 def export_file(request: HttpRequest, slug: str, export: str) -> HttpResponseBase:
     """The study's file ``<slug>-<name>`` of the registered export ``export`` (every download URL
-    of :data:`collector.exports.registry.EXPORTS` is this view). A study that has no such file
+    of :data:`collector.exports.registry.EXPORTS` is this view), if the user's role may read it
+    (a participant-data file: owners and editors; a viewer gets 403). A study that has no such file
     yet (not finished, too few votes: 409) or at all (not a target study: 404) gets the reason:
     as text, or as ``{"detail": ...}`` for a JSON file."""
     found = registry.get(export)
-    study = get_study(request, slug)
+    study = get_study(request, slug, found.study_permission)
     options = Options(
         base_url=request.build_absolute_uri(f"/staff/{slug}/"), query=request.GET.dict()
     )

@@ -14,12 +14,15 @@ browser's history):
 - ``/staff/<slug>/rescore/``: rescore a study without the votes withdrawn since it was scored
   (:mod:`collector.studies.rescoring`).
 
+Every answer that shows or exports what is stored about a participant is recorded in the audit
+trail of each study it came from (:mod:`collector.participants.recording`).
+
 The staff API does the same (POST, JSON): ``/api/v1/staff/participants/lookup``
 ``{"platform_id", "study"?}``, ``/api/v1/staff/participants/forget`` ``{"platform_id",
 "study"?, "rescore"?}`` and ``/api/v1/staff/studies/<slug>/rescore``.
 
 Who: staff, over :func:`collector.access.visible_studies`. Participant data needs the role
-owner or editor of a study (:data:`ROLES`, set on each view as ``required_roles``).
+owner or editor of a study (:data:`collector.access.PARTICIPANTS`; :data:`ROLES`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from collector.access import CHANGE, get_study, staff_required, visible_studies
+from collector.access import (
+    CHANGE,
+    PARTICIPANTS,
+    ROLES_FOR,
+    get_study,
+    staff_required,
+    visible_studies,
+)
 from collector.models import Study
 from collector.participants import data, forgetting, recording, retention
 from collector.staff.study_api import ERRORS, Conflict
@@ -49,7 +59,7 @@ from collector.studies import rescoring
 from collector.studies.lifecycle import LifecycleError
 
 # The roles of a study that may see and delete a participant's data.
-ROLES = ("owner", "editor")
+ROLES = tuple(ROLES_FOR[PARTICIPANTS])
 
 
 class LookupForm(forms.Form):
@@ -102,7 +112,9 @@ def lookup_page(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"form": form, "found": None}
     if form.is_valid():
         studies = _studies(request.user, form.cleaned_data["study"])
-        context |= _lookup_context(data.stored_data(form.cleaned_data["platform_id"], studies))
+        stored = data.stored_data(form.cleaned_data["platform_id"], studies)
+        recording.viewed(request, stored)
+        context |= _lookup_context(stored)
     status = 400 if form.is_bound and not form.is_valid() else 200
     return render(request, "staff/participants.html", context, status=status)
 
@@ -140,7 +152,9 @@ def delete(request: HttpRequest) -> HttpResponse:
     studies = _studies(request.user, form.cleaned_data["study"])
     platform_id = form.cleaned_data["platform_id"]
     if not form.cleaned_data["confirm"]:
-        context = {"form": form, **_lookup_context(data.stored_data(platform_id, studies))}
+        stored = data.stored_data(platform_id, studies)
+        recording.viewed(request, stored)
+        context = {"form": form, **_lookup_context(stored)}
         return render(request, "staff/participant_delete.html", context)
     done = forgetting.forget_participant(platform_id, studies)
     recording.forgotten(request, done)

@@ -254,11 +254,13 @@ def threshold(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _set_threshold(request: HttpRequest | Request, study: Study, value: object) -> float:
-    """Set the study's threshold and record who did (one transaction)."""
+    """Set the study's threshold and record who did (one transaction); the threshold it has
+    already changes nothing and records nothing."""
     before = study.settled_threshold
     with transaction.atomic():
         threshold = reliability.set_threshold(study, value)
-        record(request, "reliability.threshold", study, threshold=threshold, before=before)
+        if threshold != before:
+            record(request, "reliability.threshold", study, threshold=threshold, before=before)
     return threshold
 
 

@@ -190,6 +190,11 @@ urlpatterns = [
         name="api-staff-voters",
     ),
     path(
+        "api/v1/staff/studies/<slug:slug>/voters/find",
+        voters.FindView.as_view(),
+        name="api-staff-voter-find",
+    ),
+    path(
         "api/v1/staff/studies/<slug:slug>/voters/<slug:pseudonym>/exclude",
         voters.ExcludeView.as_view(),
         name="api-staff-voter-exclude",

@@ -1,12 +1,16 @@
 """The staff's voter table: how each voter answered, with flags, and the crowd's position bias
 (:func:`collector.studies.voter_quality.voter_table`, with the thresholds of the page's form);
-excluding a voter. Staff may look a voter up by their platform id (``participant``); the table
-and its CSV show pseudonyms only. Excluding runs :func:`collector.voting.store.exclude_voter`.
+excluding a voter. The table and its CSV show pseudonyms only. An owner or editor may look a
+voter up by their platform id (for payments and rejections), by POST only, so that the id never
+appears in a URL, a server log or the browser's history; each look-up is recorded in the audit
+trail (``participant.find``, without the id). Excluding runs
+:func:`collector.voting.store.exclude_voter`.
 
-The staff API: ``GET /api/v1/staff/studies/<slug>/voters?speeder_ms=&run_length=&min_agreement=
-&participant=`` the voter table (pseudonyms; ``participant`` finds a platform id's pseudonym) and
-the position bias; ``POST .../voters/<pseudonym>/exclude`` ``{"reason"?}`` excludes a voter (409
-if excluded before).
+The staff API: ``GET /api/v1/staff/studies/<slug>/voters?speeder_ms=&run_length=&min_agreement=``
+the voter table (pseudonyms) and the position bias; ``POST .../voters/find`` ``{"platform_id"}``
+a platform id's pseudonym (owners and editors; the former ``?participant=`` of the GET is a 400
+that says so); ``POST .../voters/<pseudonym>/exclude`` ``{"reason"?}`` excludes a voter (409 if
+excluded before).
 """
 
 from __future__ import annotations
@@ -19,14 +23,14 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import CHANGE, get_study, staff_required
+from collector.access import CHANGE, PARTICIPANTS, VIEW, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Study, Voter
 from collector.staff.study_api import ERRORS, Conflict, StudyView
@@ -64,7 +68,6 @@ class Thresholds(forms.Form):
         max_value=1.0,
         required=False,
     )
-    participant = forms.CharField(label="Find a platform id", required=False, max_length=200)
 
     def values(self) -> dict[str, Any]:
         """The thresholds given and valid; the defaults for the others."""
@@ -87,13 +90,31 @@ def _with_defaults(request: HttpRequest) -> dict[str, Any]:
     return {**defaults(), **request.GET.dict()}
 
 
+class FindForm(forms.Form):
+    platform_id = forms.CharField(label="Find a platform id", max_length=200)
+
+
+# The former GET look-up (``?participant=``), refused with what to do instead.
+MOVED = (
+    "participant: a platform id is looked up with POST /api/v1/staff/studies/<slug>/voters/find "
+    '{"platform_id": ...} (owners and editors), never in a URL.'
+)
+
+
 def find_participant(study: Study, participant: str | None) -> Voter | None:
     """The study's voter with this platform id (any platform), for payments and rejections:
     found by the id's keyed hash, as stored."""
-    if not participant:
+    if not participant or not participant.strip():
         return None
     key = participant_key(participant.strip())
     return Voter.objects.filter(study=study, participant=key).first()
+
+
+def look_up(request: HttpRequest | Request, study: Study, platform_id: str) -> Voter | None:
+    """Find the voter of a platform id and record the look-up (never the id itself)."""
+    found = find_participant(study, platform_id)
+    record(request, "participant.find", study, found=found is not None)
+    return found
 
 
 def _fixed(value: float | None, digits: int, unit: str = "") -> str:
@@ -114,21 +135,27 @@ def page_cells(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @staff_required
+@require_http_methods(["GET", "POST"])
 def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study(request, slug)
+    """The voter table; its POST (the look-up form, owners and editors) also finds a platform
+    id's voter. The thresholds stay in the query string, the platform id in the body."""
+    posted = request.method == "POST"
+    study = get_study(request, slug, PARTICIPANTS if posted else VIEW)
+    find = FindForm(request.POST if posted else None)
+    found = look_up(request, study, find.cleaned_data["platform_id"]) if find.is_valid() else None
     form = Thresholds(_with_defaults(request)) if request.GET else Thresholds()
     values = form.values()
     table = voter_table(study, values)
-    found = find_participant(study, values["participant"])
     n_flagged = sum(flagged(r) for r in table["rows"])
     excluded = sum(r["excluded"] for r in table["rows"])
     context = {
-        "study": study, "form": form, "found": found, "flagged": n_flagged,
+        "study": study, "form": form, "find": find, "found": found, "flagged": n_flagged,
         "excluded": excluded, "query": request.GET.urlencode(), **table,
         "rows": [page_cells(r) for r in table["rows"]],
         "voters_url": reverse("staff-voters", kwargs={"slug": study.slug}),
     }  # fmt: skip
-    return render(request, "staff/voters.html", context)
+    status = 400 if posted and not find.is_valid() else 200
+    return render(request, "staff/voters.html", context, status=status)
 
 
 @staff_required
@@ -168,19 +195,36 @@ class VotersView(StudyView):
     def get(self, request: Request, slug: str) -> Response:
         """Every voter's figures and flags (pseudonyms only), and the crowd's position bias."""
         study = self.study(request, slug)
+        if "participant" in request.query_params:
+            raise ValidationError({"detail": MOVED})
         form = Thresholds({**defaults(), **request.query_params.dict()})
         if not form.is_valid():
             field, errors = next(iter(form.errors.items()))
             raise ValidationError({"detail": f"{field}: {errors[0]}"})
         table = voter_table(study, form.values())
-        found = find_participant(study, form.cleaned_data.get("participant"))
         rows = [{k: r[k] for k in CSV_HEADER} for r in table["rows"]]
+        body = {"voters": rows, "position_bias": table["bias"]}
+        return Response({**body, "leave_one_out": table["leave_one_out"]})
+
+
+FIND = inline_serializer("VoterFind", {"platform_id": serializers.CharField(max_length=200)})
+
+
+class FindView(StudyView):
+    @extend_schema(operation_id="staff_voter_find", request=FIND, responses={200: dict, **ERRORS})
+    def post(self, request: Request, slug: str) -> Response:
+        """The pseudonym of the study's voter with this platform id (``voter``: null when no
+        voter has it), for owners and editors; the id goes in the body, never in a URL."""
+        study = self.study(request, slug, PARTICIPANTS)
+        form = FindForm(request.data if isinstance(request.data, dict) else {})
+        if not form.is_valid():
+            field, errors = next(iter(form.errors.items()))
+            raise ValidationError({"detail": f"{field}: {errors[0]}"})
+        found = look_up(request, study, form.cleaned_data["platform_id"])
         return Response(
             {
-                "voters": rows,
-                "position_bias": table["bias"],
-                "leave_one_out": table["leave_one_out"],
-                "found": found.pseudonym if found else None,
+                "voter": found.pseudonym if found else None,
+                "excluded": found is not None and found.excluded_at is not None,
             }
         )
 

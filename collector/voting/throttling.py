@@ -38,8 +38,10 @@ from collector.voting.identity import TOKEN_META
 VOTING_NAMESPACE = "voting"
 VOTING_API_URLS = frozenset({"api-voters", "api-next", "api-votes"})
 # The voting pages count too: their JSON endpoints per session (as a token), the study link's
-# start button (which registers a voter) as a registration.
-VOTING_PAGE_URLS = frozenset({"next", "answer", "study"})
+# start button and the consent page's "I do not agree" (each may create a voter) as a
+# registration.
+VOTING_PAGE_URLS = frozenset({"next", "answer", "study", "declined"})
+REGISTERING_URLS = frozenset({"api-voters", "study", "declined"})
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 log = logging.getLogger(__name__)
@@ -250,7 +252,7 @@ class VotingThrottle(BaseThrottle):
         name = match.url_name
         if name not in VOTING_API_URLS and name not in VOTING_PAGE_URLS:
             return []
-        if name == "study" and request.method != "POST":
+        if name in ("study", "declined") and request.method != "POST":
             return []  # reading the study link costs nothing
         address = self.get_ident(request)
         out = [("voting_ip", address)]
@@ -261,7 +263,7 @@ class VotingThrottle(BaseThrottle):
         if token:
             # Hashed: cache keys are not a place for credentials.
             out.append(("voting_token", hashlib.sha256(token.encode()).hexdigest()[:32]))
-        if name in ("api-voters", "study") and request.method == "POST":
+        if name in REGISTERING_URLS and request.method == "POST":
             out.append(("voting_register", address))
         return out
 

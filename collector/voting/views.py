@@ -148,15 +148,24 @@ def deleted_page(request: HttpRequest, study: Study) -> HttpResponse:
     return _deleted_page(request, study, gone)
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @voter_page
 def declined(request: HttpRequest, study: Study) -> HttpResponse:
-    """The "I do not agree" page: the no-consent code and its way out. Of a platform
-    participant only that they declined is stored (their hashed id), so that they get the code
-    again if they come back; of anyone else nothing."""
+    """The "I do not agree" page: the no-consent code and its way out, the answer to the consent
+    page's "I do not agree" form (a POST with its CSRF token, counted by the voting limits as a
+    registration). Of a platform participant only that they declined is stored (their hashed
+    id), so that they get the code again if they come back; of anyone else nothing.
+
+    A GET stores nothing: it goes to the study link, whose consent page has the form (so that
+    no link or image elsewhere can decline for a participant)."""
     who = identity.identify(request.GET)
     if (gone := forgotten.returning(request, study, who)) is not None:
         return _deleted_page(request, study, gone)
+    if request.method != "POST":
+        query = f"?{request.GET.urlencode()}" if request.GET else ""
+        return redirect(reverse("voting:study", kwargs={"slug": study.slug}) + query)
+    if busy := admission.busy_page(request, study):
+        return busy
     if lifecycle.takes_voters(study):
         identity.decline(study, who)
     exit_ = exits.way_out(study, Outcome.NO_CONSENT, who.platform_data)

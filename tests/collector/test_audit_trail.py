@@ -51,6 +51,9 @@ def test_each_action_on_the_study_page_is_recorded_once_with_its_actor(client, s
     client.post(f"/staff/trail/voters/{voter.pseudonym}/exclude/", {"reason": "speeder"})
     client.post("/staff/trail/checks/", {"action": "settings", "check_every": "10",
                                          "check_fail_limit": "2"})  # fmt: skip
+    client.post(
+        "/staff/trail/checks/", {"action": "settings", "check_every": "10", "check_fail_limit": "2"}
+    )  # the same: nothing recorded
     client.post(f"/staff/trail/checks/{check.pk}/remove/")
     client.post("/staff/trail/ballots/1/close/")
     assert actions(study) == [
@@ -76,6 +79,20 @@ def test_an_edit_records_the_fields_it_changed(client, study):
     client.post("/staff/trail/edit/", {**values, "name": "Renamed", "licence": "CC0"})
     client.post("/staff/trail/edit/", {**values, "name": "Renamed", "licence": "CC0"})  # same
     assert actions(study) == [("olivia", "study.edit", {"fields": ["licence", "name"]})]
+
+
+def test_setting_the_threshold_a_study_has_records_nothing_on_the_page_or_the_api(client, study):
+    api = "/api/v1/staff/studies/trail/reliability"
+    client.post("/staff/trail/reliability/threshold/", {"threshold": "0.9"})
+    client.post("/staff/trail/reliability/threshold/", {"threshold": "0.90"})  # the same
+    assert client.patch(api, {"threshold": 0.9}, content_type="application/json").status_code == 200
+    client.patch(api, {"threshold": 0.8}, content_type="application/json")
+    study.refresh_from_db()
+    assert study.settled_threshold == 0.8
+    assert actions(study) == [
+        ("olivia", "reliability.threshold", {"threshold": 0.9, "before": 0.95}),
+        ("olivia", "reliability.threshold", {"threshold": 0.8, "before": 0.9}),
+    ]
 
 
 def test_creating_and_duplicating_are_recorded(client, owner, study):

@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from collector.exports import registry
-from collector.models import Study
+from collector.models import Study, StudyMember
 from tests.collector.helpers import finished_target_study, make_study, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -111,6 +111,21 @@ def test_another_staff_members_study_is_a_404_for_every_export(client, owner):
     make_study(slug="theirs", created_by=staff_user(username="other"))
     for export in registry.EXPORTS:
         assert client.get(reverse(export.url_name, args=["theirs"])).status_code == 404
+
+
+def test_a_viewer_gets_403_for_every_participant_data_file_and_an_editor_gets_it(client, owner):
+    study = make_study(slug="team", created_by=owner)
+    got = {}
+    for role in ("viewer", "editor"):
+        member = staff_user(username=role)
+        StudyMember.objects.create(study=study, user=member, role=role)
+        client.force_login(member)
+        got[role] = {
+            e.name for e in registry.EXPORTS
+            if client.get(reverse(e.url_name, args=["team"])).status_code == 403
+        }  # fmt: skip
+    personal = {e.name for e in registry.EXPORTS if e.permission == registry.PARTICIPANT_DATA}
+    assert got == {"viewer": personal, "editor": set()}
 
 
 def test_a_release_holds_only_files_without_participant_data():

@@ -57,7 +57,9 @@ def _finished(owner, monkeypatch) -> Study:
     study = factories.make_study(n_items=10, n_ballots=1, m=4, cap=20, seed=3, created_by=owner)
     _prolific(study, n=4)
     # The comparison the participant holds goes back (their lease), so the others can finish.
-    Comparison.objects.filter(leased_to__isnull=False).update(leased_to=None, lease_expires_at=None)
+    Comparison.objects.filter(leased_to__isnull=False, status=Comparison.Status.OPEN).update(
+        leased_to=None, lease_expires_at=None
+    )
     monkeypatch.setattr("collector.jobs.send_finish_close", lambda ballot_id: None)
     _answer_all(study, seed=3)
     ballot = study.ballots.get()
@@ -130,7 +132,11 @@ def test_a_finished_study_says_its_scores_include_withdrawn_votes_until_rescored
 ):
     study = _finished(staff_user(client), monkeypatch)
     before = dict(ItemScore.objects.filter(ballot__study=study).values_list("item_id", "y"))
+    voter = Voter.objects.get(study=study, participant=participant_key(PID))
+    assert Comparison.objects.filter(leased_to=voter).count() == 4  # those they answered
     call_command("forget_participant", "--platform-id", PID)
+    # Their voided comparisons point to the emptied row no more.
+    assert not Comparison.objects.filter(leased_to=voter).exists()
     study.refresh_from_db()
     assert study.withdrawn_votes == 4 and not Vote.objects.filter(voter__forgotten_at__isnull=False)
     page = client.get(f"/staff/{study.slug}/").content.decode()
@@ -342,7 +348,7 @@ def test_no_column_of_any_table_holds_a_raw_platform_id(client):
         browser = Client()
         browser.post(f"/s/{study.slug}/{query}")
         answer(browser, study.slug, current(browser, study.slug)["comparison"]["id"])
-        browser.get(f"/s/{study.slug}/declined/{query}")
+        browser.post(f"/s/{study.slug}/declined/{query}")
     api = Client()
     token = api.post(
         f"/api/v1/studies/{study.slug}/voters", {"participant": RAW_IDS[3]}, "application/json"

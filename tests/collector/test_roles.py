@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern
 
-from collector.access import CHANGE, OWN, VIEW
+from collector.access import CHANGE, OWN, PARTICIPANTS, ROLES_FOR, VIEW
 from collector.models import (
     AttentionCheck,
     AuditEntry,
@@ -27,6 +27,7 @@ from collector.models import (
     Voter,
 )
 from collector.releases import releasing
+from collector.staff import crowd
 from collector.staff import urls as staff_urls
 from tests.collector.helpers import finished_target_study, staff_user
 from tests.factories import add_checks
@@ -63,15 +64,15 @@ ENDPOINTS = [
     Endpoint("staff-figures", "get", f"{S}/figures/", VIEW),
     Endpoint("staff-figure-file", "get", f"{S}/figures/votes.svg", VIEW),
     Endpoint("staff-voters", "get", f"{S}/voters/", VIEW),
-    Endpoint("staff-voters-csv", "get", f"{S}/voters.csv", VIEW),
+    Endpoint("staff-voters-csv", "get", f"{S}/voters.csv", PARTICIPANTS),
     Endpoint("staff-live-json", "get", f"{S}/live.json", VIEW),
     Endpoint("staff-ballots-csv", "get", f"{S}/ballots.csv", VIEW),
     Endpoint("staff-interim-csv", "get", f"{S}/interim.csv", VIEW),
     Endpoint("staff-checks", "get", f"{S}/checks/", VIEW),
     Endpoint("staff-checks-csv", "get", f"{S}/checks.csv", VIEW),
     Endpoint("staff-crowd", "get", f"{S}/crowd/", VIEW),
-    Endpoint("staff-crowd-json", "get", f"{S}/crowd.json", VIEW),
-    Endpoint("staff-crowd-csv", "get", f"{S}/crowd.csv", VIEW),
+    Endpoint("staff-crowd-json", "get", f"{S}/crowd.json", PARTICIPANTS),
+    Endpoint("staff-crowd-csv", "get", f"{S}/crowd.csv", PARTICIPANTS),
     Endpoint("staff-try", "get", f"{S}/try/", VIEW),
     Endpoint("staff-eval-status", "get", f"{S}/models/status", VIEW),
     Endpoint("staff-leaderboard-csv", "get", f"{S}/models/leaderboard.csv", VIEW),
@@ -100,6 +101,16 @@ ENDPOINTS = [
     Endpoint("api-staff-reliability", "get", f"{API}/reliability", VIEW, json=True),
     Endpoint("staff-reliability-box", "get", f"{S}/reliability/box", VIEW),
     Endpoint("api-staff-evaluations-paired", "get", f"{API}/evaluations/paired", VIEW, json=True),
+    # A platform id's voter: owners and editors, by POST (the id never in a URL).
+    Endpoint("staff-voters", "post", f"{S}/voters/", PARTICIPANTS, {"platform_id": "pp-1"}),
+    Endpoint(
+        "api-staff-voter-find",
+        "post",
+        f"{API}/voters/find",
+        PARTICIPANTS,
+        {"platform_id": "pp-1"},
+        json=True,
+    ),  # fmt: skip
     # Changes.
     Endpoint("staff-study-edit", "get", f"{S}/edit/", CHANGE),
     Endpoint("staff-study-edit", "post", f"{S}/edit/", CHANGE, {"name": "Renamed"}),
@@ -224,7 +235,7 @@ def state(study_id: int) -> tuple:
 
 
 def allowed(role: str, perm: str) -> bool:
-    return role == "owner" or (role == "editor" and perm != OWN) or perm == VIEW
+    return role in ROLES_FOR[perm]
 
 
 @pytest.fixture
@@ -248,6 +259,15 @@ def team_study(monkeypatch, settings, tmp_path):
 def test_the_table_covers_every_staff_url_of_a_study():
     names = {p.name for p in staff_urls.urlpatterns if isinstance(p, URLPattern)}
     assert names - NOT_A_STUDY == {e.name for e in ENDPOINTS} - {"staff-try"}
+
+
+def test_the_roles_of_each_permission_are_as_the_team_page_documents():
+    assert {perm: tuple(roles) for perm, roles in ROLES_FOR.items()} == {
+        VIEW: ("owner", "editor", "viewer"),
+        CHANGE: ("owner", "editor"),
+        PARTICIPANTS: ("owner", "editor"),
+        OWN: ("owner",),
+    }
 
 
 def test_each_role_gets_its_share_of_every_endpoint_and_a_refusal_changes_nothing(team_study):
@@ -320,3 +340,24 @@ def test_a_viewer_cannot_close_a_ballot(client, monkeypatch):
     client.force_login(owner)
     page = client.get(f"/staff/{study.slug}/").content.decode()
     assert "Close ballot 1 now" in page and "Delete…" in page
+
+
+def test_a_viewer_is_shown_no_link_to_a_participant_data_file_nor_the_look_up(
+    client, team_study, monkeypatch
+):
+    study, users = team_study
+    monkeypatch.setattr(crowd, "MIN_VOTES", 1)  # the small study's crowd is fitted
+    links = (f"/staff/{study.slug}/voters.csv", f"/staff/{study.slug}/crowd.csv",
+             f"/staff/{study.slug}/crowd.json")  # fmt: skip
+    seen = {}
+    for who in ("viewer", "editor"):
+        client.force_login(users[who])
+        pages = "".join(
+            client.get(f"/staff/{study.slug}/{page}/").content.decode()
+            for page in ("voters", "crowd")
+        )
+        seen[who] = (
+            [link for link in links if f'href="{link}' in pages],
+            'name="platform_id"' in pages,
+        )
+    assert seen == {"viewer": ([], False), "editor": (list(links), True)}

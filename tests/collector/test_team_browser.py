@@ -81,6 +81,8 @@ def test_an_owner_adds_an_editor_and_a_viewer_and_each_does_their_share(
     shot(page, "study-viewer")
     page.goto(f"{base}/staff/shared/voters/")
     expect(page.get_by_role("button", name="Exclude")).to_have_count(0)
+    expect(page.get_by_role("button", name="Find")).to_have_count(0)  # no platform id look-up
+    expect(page.get_by_role("link", name="CSV")).to_have_count(0)  # voters.csv: participant data
     csrf = next(c["value"] for c in context.cookies() if c["name"] == "csrftoken")
     response = page.request.post(
         f"{base}/staff/shared/pause/",

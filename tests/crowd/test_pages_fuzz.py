@@ -190,7 +190,15 @@ PAGES: dict[str, Any] = {
                 }
             ),
         },
-        "/s/{slug}/declined/": {"get": _operation()},
+        "/s/{slug}/declined/": {
+            "get": _operation(),
+            "post": _operation(
+                requestBody={
+                    "required": True,
+                    "content": {"application/x-www-form-urlencoded": {"schema": CONSENT_FORM}},
+                }
+            ),
+        },
         "/s/{slug}/vote/": {"get": _operation()},
         "/s/{slug}/wait/": {"get": _operation()},
         "/s/{slug}/done/": {"get": _operation()},
@@ -454,7 +462,7 @@ def test_an_mturk_worker_whose_submit_host_has_a_malformed_port_may_still_declin
 ):
     make_study(slug="probe", n_tokens=4)
     query = {"workerId": "W1", "assignmentId": "A1", "turkSubmitTo": target}
-    r = client.get("/s/probe/declined/", query)
+    r = client.post("/s/probe/declined/?" + urlencode(query))
     assert r.status_code == 200
     assert "externalSubmit" not in r.content.decode()  # not MTurk's host: the code alone
 

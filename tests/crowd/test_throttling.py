@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import Client
 
-from collector.models import Comparison
+from collector.models import Comparison, Voter
 from collector.voting.throttling import SharedCounters, parse_rate
 from tests.defaults import default_settings
 
@@ -309,6 +309,21 @@ def test_the_voting_pages_share_the_apis_limits(make_study, rates):
     codes = [voter.get(f"/s/{study.slug}/next").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
     assert Client().get(f"/s/{study.slug}/").status_code == 200  # reading the link is free
+
+
+def test_declining_on_the_consent_page_counts_as_a_registration(make_study, rates):
+    """The declined page may create a voter row: one address cannot create them unthrottled."""
+    rates(register="2/hour")
+    study = make_study()
+    declines = [
+        Client().post(f"/s/{study.slug}/declined/?PROLIFIC_PID=pp-{n}").status_code
+        for n in range(3)
+    ]
+    assert declines == [200, 200, 429]
+    assert Voter.objects.filter(study=study).count() == 2
+    assert Client().post(f"/s/{study.slug}/?PROLIFIC_PID=pp-9").status_code == 429  # one limit
+    assert Client().get(f"/s/{study.slug}/declined/?PROLIFIC_PID=pp-9").status_code == 302
+    assert Voter.objects.filter(study=study).count() == 2
 
 
 def test_one_address_cannot_freeze_a_ballot_by_hoarding_leases(make_study, rates, settings):

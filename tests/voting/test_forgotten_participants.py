@@ -116,6 +116,7 @@ def test_a_forgotten_participant_back_through_the_same_platform_link_sees_the_de
     assert f'href="{placeholder.replace("{code}", quote(code))}"' in html
     # Agreeing again, declining or asking for the deleted page registers nobody.
     _deleted_page(browser.post(f"/s/gone/{LINK}").content.decode(), code)
+    _deleted_page(browser.post(f"/s/gone/declined/{LINK}").content.decode(), code)
     _deleted_page(browser.get(f"/s/gone/declined/{LINK}").content.decode(), code)
     _deleted_page(browser.get(f"/s/gone/deleted/{LINK}").content.decode(), code)
     assert "voter:gone" not in browser.session
@@ -151,7 +152,7 @@ def test_a_forgotten_participant_who_had_answered_nothing_is_told_so_and_gets_no
 def test_a_participant_who_declined_or_was_excluded_before_gets_that_code_back(before):
     study = _study()
     if before == "declined":
-        Client().get(f"/s/gone/declined/{LINK}")
+        Client().post(f"/s/gone/declined/{LINK}")
     else:
         browser = _take_part(study, SHARE)
         store.exclude_voter(session_voter(browser, "gone").pk, store.EXCLUDED_BY_STAFF)

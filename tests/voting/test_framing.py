@@ -5,6 +5,7 @@ production cookies travel in MTurk's frame."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -29,7 +30,7 @@ def directives(response) -> dict[str, str]:
 
 
 def test_voter_pages_may_be_framed_by_mturk_only(client, study):
-    pages = [client.get("/s/sales/" + mturk()), client.get("/s/sales/declined/" + mturk())]
+    pages = [client.get("/s/sales/" + mturk()), client.post("/s/sales/declined/" + mturk())]
     start(client, "sales", mturk())
     pages += [client.get("/s/sales/vote/")]
     for r in pages:
@@ -70,6 +71,16 @@ def test_a_voter_form_refused_for_its_missing_cookie_offers_a_new_tab(study):
     assert 'target="_blank"' in html and "/s/sales/?workerId=W1" in html
     assert "frame-ancestors 'self' https://workersandbox.mturk.com" in r["Content-Security-Policy"]
     assert not Voter.objects.exists()
+
+
+def test_a_decline_refused_for_its_missing_cookie_offers_a_new_tab_that_leads_to_consent(study):
+    client = Client(enforce_csrf_checks=True)  # no CSRF cookie: as in a frame that keeps none
+    r = client.post("/s/sales/declined/" + mturk())
+    assert r.status_code == 403 and "Open the study in a new tab" in r.content.decode()
+    assert not Voter.objects.exists()
+    again = re.search(r'href="([^"]+)" target="_blank"', r.content.decode()).group(1)
+    new_tab = Client().get(again.replace("&amp;", "&"))
+    assert new_tab.status_code == 302 and new_tab["Location"] == "/s/sales/" + mturk()
 
 
 def test_other_refused_forms_get_djangos_page(study):

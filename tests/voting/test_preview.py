@@ -42,7 +42,7 @@ def test_trying_a_study_as_a_voter_stores_nothing(client, owner, make_study):
     assert consent.status_code == 200
     html = consent.content.decode()
     assert "Preview" in html and "nothing you do here is stored" in html
-    assert 'action="/staff/t/try/vote/"' in html and 'href="/staff/t/try/declined/"' in html
+    assert 'action="/staff/t/try/vote/"' in html and 'action="/staff/t/try/declined/"' in html
     vote = client.get("/staff/t/try/vote/")
     assert (
         vote.status_code == 200 and 'data-answer-url="/staff/t/try/answer"' in vote.content.decode()

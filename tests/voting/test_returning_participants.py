@@ -40,7 +40,7 @@ def _prepare_on_the_pages(study: Study, case: str, pid: str) -> None:
     link = f"/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=s&SESSION_ID=x"
     browser = Client()
     if case == "declined":
-        browser.get(f"/s/{study.slug}/declined/?PROLIFIC_PID={pid}")
+        browser.post(f"/s/{study.slug}/declined/?PROLIFIC_PID={pid}")
         return
     if case == "new":
         return

@@ -197,7 +197,7 @@ def test_a_prolific_voter_who_declines_gets_the_no_consent_code(live_server, mak
     expect(page.locator("#figures")).to_contain_text("You will answer")
     expect(page.get_by_role("heading", name="Contact")).to_be_visible()
     shot(page, "consent")
-    page.get_by_role("link", name="I do not agree").click()
+    page.get_by_role("button", name="I do not agree").click()
     expect(page.get_by_role("heading", name="You have chosen not to take part")).to_be_visible()
     expect(page.locator("#completion-code")).to_have_text(study.no_consent_code)
     shot(page, "no-consent")
@@ -363,7 +363,7 @@ def test_a_returning_prolific_voter_goes_straight_on(live_server, make_study, br
     # In another browser (no cookies of the site yet): one "Continue", no consent asked.
     other = browser.new_page(viewport={"width": 1000, "height": 800})
     other.goto(link.replace("SESSION_ID=x", "SESSION_ID=y"))
-    expect(other.get_by_role("link", name="I do not agree")).to_have_count(0)
+    expect(other.get_by_role("button", name="I do not agree")).to_have_count(0)
     expect(other.get_by_role("button", name="I agree – start")).to_have_count(0)
     shot(other, "consent-returning")
     other.get_by_role("button", name="Continue").click()

@@ -92,12 +92,19 @@ def test_the_mturk_preview_still_shows_the_instructions_without_work(client, stu
 # --- Prolific: no consent
 
 
-def test_declining_consent_shows_the_no_consent_code_and_stores_only_the_hashed_id(client, study):
+def test_declining_consent_shows_the_no_consent_code_and_stores_only_the_hashed_id(study):
+    client = Client(enforce_csrf_checks=True)
     html = client.get("/s/sales/" + PROLIFIC).content.decode()
-    assert 'href="/s/sales/declined/?PROLIFIC_PID=pp-1&amp;STUDY_ID=st-9&amp;SESSION_ID=se-3"' in (
-        html
+    decline = re.search(
+        r'<form method="post" action="([^"]*/declined/[^"]*)">(.*?)</form>', html, re.S
     )
-    r = client.get("/s/sales/declined/" + PROLIFIC)
+    assert decline is not None, "the consent page's I do not agree is a form"
+    assert (
+        decline.group(1)
+        == "/s/sales/declined/?PROLIFIC_PID=pp-1&amp;STUDY_ID=st-9&amp;SESSION_ID=se-3"
+    )
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', decline.group(2)).group(1)
+    r = client.post("/s/sales/declined/" + PROLIFIC, {"csrfmiddlewaretoken": token})
     assert r.status_code == 200
     page = r.content.decode()
     assert "You have chosen not to take part" in page and "Only that you declined" in page
@@ -105,15 +112,23 @@ def test_declining_consent_shows_the_no_consent_code_and_stores_only_the_hashed_
     voter = Voter.objects.get()  # so that they get the code again when they come back
     assert voter.participant == participant_key("pp-1") and voter.declined_at is not None
     assert voter.consented_at is None and not voter.votes.exists()
-    assert client.post("/s/sales/declined/").status_code == 405
     # An anonymous visitor who declines leaves nothing.
-    page = Client().get("/s/sales/declined/").content.decode()
+    page = Client().post("/s/sales/declined/").content.decode()
     assert "Nothing about you has been stored" in page and Voter.objects.count() == 1
+
+
+def test_the_declined_page_stores_nothing_on_a_get_nor_on_a_post_without_its_csrf_token(study):
+    """Any web page could link, or load as an image, the declined URL with a chosen id."""
+    r = Client().get("/s/sales/declined/" + PROLIFIC)
+    assert r.status_code == 302 and r["Location"] == "/s/sales/" + PROLIFIC  # the consent page
+    forged = Client(enforce_csrf_checks=True).post("/s/sales/declined/" + PROLIFIC)
+    assert forged.status_code == 403
+    assert not Voter.objects.exists()
 
 
 def test_declining_goes_to_the_redirect_with_the_no_consent_code(client, make_study):
     study = make_study(slug="p", redirect_url=PLACEHOLDER, no_consent_code="NOC 1&2")
-    html = client.get("/s/p/declined/" + PROLIFIC).content.decode()
+    html = client.post("/s/p/declined/" + PROLIFIC).content.decode()
     assert 'href="https://app.prolific.com/submissions/complete?cc=NOC%201%262"' in html
     assert study.completion_code not in html
     assert 'http-equiv="refresh"' not in html  # automatic only with auto_redirect
@@ -121,7 +136,7 @@ def test_declining_goes_to_the_redirect_with_the_no_consent_code(client, make_st
 
 def test_without_the_placeholder_the_redirect_is_for_completion_only(client, make_study):
     study = make_study(slug="p", cap=2, redirect_url="https://app.prolific.com/done?cc=X")
-    declined = client.get("/s/p/declined/" + PROLIFIC).content.decode()
+    declined = client.post("/s/p/declined/" + PROLIFIC).content.decode()
     assert "app.prolific.com" not in declined and study.no_consent_code in declined
     assert "Copy this code" in declined
     start(client, "p", PROLIFIC)
