@@ -21,7 +21,7 @@ from collector.models import Study, VoidedVote, Vote, Voter
 from collector.releases.croissant import column_kind
 from collector.releases.metadata import LICENCES
 from collector.studies.designs import study_design
-from collector.studies.reliability import interval_text
+from collector.studies.reliability import alpha_text, corrected_text, interval_text
 
 # The bundle's configurations for ``datasets``: (config name, data file), the first the default.
 # All CSV: ``datasets`` reads every configuration of a folder with one builder. The features
@@ -301,15 +301,12 @@ def _number(value: Any) -> bool:
 
 
 def _interval(block: Any) -> str:
-    """A split-half block (``mean``, ``corrected``, ``low``, ``high``), what it has of them."""
+    """A split-half block: the half crowds' mean and the corrected value with its corrected
+    range (:func:`collector.studies.reliability.corrected_text`)."""
     if not isinstance(block, dict) or not _number(block.get("mean")):
         return "not computed"
-    text = f"mean {block['mean']:.3f}"
-    if _number(block.get("corrected")):
-        text += f", Spearman-Brown corrected {block['corrected']:.3f}"
-    if _number(block.get("low")) and _number(block.get("high")):
-        text += f" (range {block['low']:.3f} to {block['high']:.3f})"
-    return text
+    corrected = corrected_text(block)
+    return f"mean {block['mean']:.3f}" + ("" if corrected == "not computed" else f", {corrected}")
 
 
 def reliability_lines(report: dict[str, Any] | None) -> list[str]:
@@ -331,22 +328,18 @@ def reliability_lines(report: dict[str, Any] | None) -> list[str]:
     lines = [
         f"Split-half reliability{after}{' (final)' if report.get('final') else ''}: the voters "
         f"split at random into two halves {splits}{f'({about}), ' if about else ''}each half "
-        "rescored, the two rankings correlated.",
+        "rescored, the two rankings correlated; the mean correlation of half crowds is corrected "
+        "to the whole crowd by Spearman-Brown, its range over the splits (2.5-97.5%) likewise.",
         f"- Spearman rho: {_interval(half.get('rho'))}",
         f"- rho_w (top-weighted): {_interval(half.get('rho_w'))}",
     ]
     macro = half.get("macro")
     if isinstance(macro, dict) and isinstance(macro.get("rho"), dict):
         lines.append(f"- per target, macro rho: {_interval(macro['rho'])}")
-    units = alpha.get("units")
-    if not _number(alpha.get("alpha")):
-        lines.append(f"- Krippendorff's alpha: not computed ({units or 0} units).")
-    else:
-        votes = f" ({alpha['votes']:,} votes)" if _number(alpha.get("votes")) else ""
-        lines.append(
-            f"- Krippendorff's alpha (nominal): {alpha['alpha']:.3f} over {units or 0:,} "
-            f"pairs answered more than once{votes}"
-        )
+    votes = f" ({alpha['votes']:,} votes)" if _number(alpha.get("votes")) else ""
+    lines.append(
+        f"- Krippendorff's alpha (nominal, each pair both ways round): {alpha_text(alpha)}{votes}"
+    )
     return lines
 
 

@@ -107,8 +107,7 @@ def table(study: Study, report: dict[str, Any]) -> str:
     alpha = report["alpha"]
     lines += [
         "",
-        f"Krippendorff's alpha {_n(alpha['alpha'])} over {alpha['units']} units "
-        f"({alpha['votes']} votes)",
+        f"Krippendorff's alpha {reliability.alpha_text(alpha)} ({alpha['votes']} votes)",
     ]
     lines += [
         f"  {a['target']}: {_n(a['alpha'])} ({a['units']} units)" for a in alpha.get("targets", [])
