@@ -1,10 +1,12 @@
 """How the pages, the card and the commands word a number: a share as a percentage that never
-reads 0% or 100% unless it is exactly that, and a count with its noun in the singular or plural.
-"""
+reads 0% or 100% unless it is exactly that, a count with its noun in the singular or plural, and
+the number of errors a form's summary lists."""
 
 from __future__ import annotations
 
-__all__ = ["count", "percent"]
+from typing import Any
+
+__all__ = ["count", "error_count", "percent"]
 
 
 def percent(share: float) -> str:
@@ -23,3 +25,8 @@ def count(n: int, singular: str, plural: str | None = None) -> str:
     """``n`` and its noun: ``"1 comparison"``, ``"2 comparisons"``, ``"1,000 comparisons"``."""
     noun = singular if n == 1 else (plural or f"{singular}s")
     return f"{n:,} {noun}"
+
+
+def error_count(form: Any) -> int:
+    """How many errors a bound Django form has, its own and every field's."""
+    return sum(len(errors) for errors in form.errors.values())

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from django.db.models import Count
 
+from collector import wording
 from collector.models import Study, VoidedVote, Vote, Voter
 from collector.releases.croissant import column_kind
 from collector.releases.metadata import LICENCES
@@ -151,12 +152,17 @@ def crowd(study: Study) -> dict[str, Any]:
 def exclusions(study: Study) -> dict[str, int]:
     """Voters excluded by the staff, the votes they gave in ballots closed before (kept in
     votes.csv, marked voter_excluded, left out of the pooled estimates) and the votes voided
-    while their ballot was open (answered again by others, not released)."""
-    excluded = Voter.objects.filter(study=study, excluded_at__isnull=False)
+    while their ballot was open (answered again by others, not released); and the voters who
+    withdrew (their data deleted at their request, :mod:`collector.participants.forgetting`:
+    not excluded, and none of their votes left)."""
+    excluded = Voter.objects.filter(
+        study=study, excluded_at__isnull=False, forgotten_at__isnull=True
+    )
     return {
         "voters": excluded.count(),
         "votes_kept_marked": Vote.objects.filter(ballot__study=study, voter__in=excluded).count(),
         "votes_voided": VoidedVote.objects.filter(ballot__study=study).count(),
+        "withdrawn": Voter.objects.filter(study=study, forgotten_at__isnull=False).count(),
     }
 
 
@@ -224,8 +230,7 @@ def _body(card: dict[str, Any]) -> list[str]:
         "",
         f"- ballots n_b = {p['n_ballots']}, alpha = {p['alpha']}, comparisons per item M = "
         f"{p['m']}, seed = {p['seed']}",
-        f"- design: {card['design']['described']} ({card['design']['title']}: "
-        f"{card['design']['summary']})",
+        f"- design: {design_text(card['design'])}",
         f"- estimator: {card['estimator']}",
         f"- ties {'allowed' if p['allow_ties'] else 'not allowed'}; at most "
         f"{p['per_voter_cap']} comparisons per voter and ballot",
@@ -243,7 +248,7 @@ def _body(card: dict[str, Any]) -> list[str]:
             "their own (rank_in_target)"
         )
     lines += ["", "## Crowd", "", *_crowd_lines(c), "", "## Exclusions", "",
-              *_exclusion_lines(card["exclusions"]), "", "## Reliability", "",
+              *exclusion_lines(card["exclusions"]), "", "## Reliability", "",
               *reliability_lines(card["reliability"]), "", "## Is the top settled?", "",
               *settled_lines(card["reliability"]), "", "## Files", ""]  # fmt: skip
     lines += [f"- `{f['name']}`: {f['content']}" if f["content"] else f"- `{f['name']}`"
@@ -285,15 +290,31 @@ def _crowd_lines(c: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _exclusion_lines(e: dict[str, int]) -> list[str]:
-    if not e["voters"]:
-        return ["No voter was excluded."]
-    return [
-        f"{e['voters']} voter{'s were' if e['voters'] != 1 else ' was'} excluded. Their "
-        f"{e['votes_kept_marked']:,} votes in ballots closed before the exclusion are in "
-        "votes.csv, marked voter_excluded, and left out of pooled estimates; "
-        f"{e['votes_voided']:,} votes of open ballots were voided and answered again by others."
-    ]
+def design_text(design: dict[str, Any]) -> str:
+    """The design as the card and the public page name it: its name with its options, its
+    title and its summary: ``adaptive: Adaptive (the paper's design). Every ballot ...``."""
+    return f"{design['described']}: {design['title']}. {design['summary']}"
+
+
+def exclusion_lines(e: dict[str, int]) -> list[str]:
+    """The excluded and the withdrawn voters in words (the card's and the public page's)."""
+    voters, withdrawn = e.get("voters") or 0, e.get("withdrawn") or 0
+    if not voters:
+        lines = ["No voter was excluded."]
+    else:
+        lines = [
+            f"{voters} voter{'s were' if voters != 1 else ' was'} excluded. Their "
+            f"{wording.count(e['votes_kept_marked'], 'vote')} in ballots closed before the "
+            "exclusion are in votes.csv, marked voter_excluded, and left out of pooled estimates; "
+            f"{wording.count(e['votes_voided'], 'vote')} of open ballots were voided and answered "
+            "again by others."
+        ]
+    if withdrawn:
+        lines.append(
+            f"{withdrawn} voter{'s' if withdrawn != 1 else ''} withdrew: their data was deleted "
+            "at their request, their votes with it (none of them is in votes.csv)."
+        )
+    return lines
 
 
 def _number(value: Any) -> bool:

@@ -6,6 +6,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 import ranking
+from collector import wording
 from collector.access import CHANGE
 from collector.audit.trail import record
 from collector.management.commands._common import (
@@ -120,19 +121,26 @@ def unanswered(study: Study, ballot: Ballot, simulated: list[int]) -> str:
     reasons = []
     if n_held:
         until = held.aggregate(until=Max("lease_expires_at"))["until"]
+        one = n_held == 1
+        whom = "another voter" if one else "other voters"
         reasons.append(
-            f"{n_held} are leased to other voters until {timezone.localtime(until):%H:%M:%S} at "
-            f"the latest and come back to the pool as their leases ({study.lease_seconds} s) "
-            "expire: wait for them and run again"
+            f"{n_held} {'is' if one else 'are'} leased to {whom}"
+            f" until {timezone.localtime(until):%H:%M:%S} at the latest and come"
+            f"{'s' if one else ''} back to the pool as {'its lease' if one else 'their leases'} "
+            f"({study.lease_seconds} s) expire{'s' if one else ''}: wait for "
+            f"{'it' if one else 'them'} and run again"
             + (", more --voters would not help" if n_held == n_left else "")
         )
     if n_left > n_held:
+        beyond = n_left - n_held
         reasons.append(
-            f"{n_left - n_held} are beyond the {len(simulated)} simulated voters (per-voter cap "
+            f"{beyond} {'is' if beyond == 1 else 'are'} beyond the "
+            f"{wording.count(len(simulated), 'simulated voter')} (per-voter cap "
             f"{study.per_voter_cap}, and no voter answers the same pair twice): use more --voters"
         )
-    return f"{n_left} comparisons of ballot {ballot.number} are left unanswered: " + "; ".join(
-        reasons
+    return (
+        f"{wording.count(n_left, 'comparison')} of ballot {ballot.number} "
+        f"{'is' if n_left == 1 else 'are'} left unanswered: " + "; ".join(reasons)
     )
 
 
