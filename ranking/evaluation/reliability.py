@@ -460,12 +460,12 @@ def vote_alpha(
         mine = renumber[unit] >= 0
         per_target.append(_alpha(voter[mine], renumber[unit[mine]], value[mine], units.size))
     defined = [t.alpha for t in per_target if t.alpha is not None]
-    units = sum(t.units for t in per_target)
+    counted = sum(t.units for t in per_target)
     agreed = sum(round(t.units * (t.unanimous or 0.0)) for t in per_target)
     macro = VoteAlpha(
         float(np.mean(defined)) if defined else None,
-        units,
+        counted,
         sum(t.votes for t in per_target),
-        agreed / units if units else None,
+        agreed / counted if counted else None,
     )
     return overall, tuple(per_target), macro
