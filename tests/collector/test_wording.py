@@ -166,3 +166,15 @@ def test_the_card_names_the_design_without_parentheses_in_parentheses():
     )
     assert described.startswith("adaptive: Adaptive (the paper's design). Every ballot pairs")
     assert "((" not in described and "design)" in described and "):" not in described
+
+
+def test_the_voters_page_calls_a_voter_whose_data_was_deleted_withdrawn(client, monkeypatch):
+    study = finished_study(monkeypatch, created_by=staff_user(client))
+    voter = Voter.objects.filter(votes__ballot__study=study).distinct().first()
+    client.post(f"/staff/{study.slug}/voters/{voter.pseudonym}/exclude/")
+    other = Voter.objects.filter(votes__ballot__study=study).exclude(pk=voter.pk).first()
+    assert forget_voter(other.pk) is not None
+    page = client.get(f"/staff/{study.slug}/voters/").content.decode()
+    assert "1 excluded, 1 withdrawn (their data deleted at their request)." in page
+    assert "withdrawn: data deleted at the participant&#x27;s request" in page
+    assert "excluded: data deleted" not in page
