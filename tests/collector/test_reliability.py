@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from collector import jobs, tasks
+from collector import jobs, tasks, wording
 from collector.evaluation import leaderboard, paired
 from collector.exports import registry
 from collector.models import (
@@ -370,6 +370,8 @@ def test_the_paired_difference_equals_the_command_lines(client, area, tmp_path, 
             assert web["metrics"][metric][key] == pytest.approx(cli[metric][key]), (metric, key)
     page = client.get(f"/staff/{area.slug}/").content.decode()
     assert "close − far" in page and f"{web['metrics']['rho_w']['difference']:.3f}" in page
+    share = web["metrics"]["rho_w"]["a_better"]
+    assert f"A higher in {wording.percent(share)} of resamples" in page
     refused = client.post(f"/api/v1/staff/studies/{area.slug}/evaluations/paired",
                           {"a": a, "b": a}, content_type="application/json")  # fmt: skip
     assert refused.status_code == 400
