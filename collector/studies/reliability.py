@@ -389,12 +389,15 @@ def corrected_text(block: Any) -> str:
 
 def alpha_text(block: Any) -> str:
     """A stored alpha (``alpha``, ``units``, ``unanimous``) as every page and the card say it:
-    ``"0.764 over 189 pairs answered by two or more voters, 88% of them unanimously"``."""
+    ``"0.764 over 189 pairs answered by two or more voters, 88% of them answered
+    unanimously"``; ``"not computed (0 pairs answered by two or more voters)"``."""
     if not isinstance(block, dict):
         return "not computed"
     units = int(block["units"]) if _number(block.get("units")) else 0
-    value = f"{block['alpha']:.3f}" if _number(block.get("alpha")) else "not computed"
-    text = f"{value} over {wording.count(units, 'pair')} answered by two or more voters"
+    pairs = f"{wording.count(units, 'pair')} answered by two or more voters"
+    if not _number(block.get("alpha")):
+        return f"not computed ({pairs})"
+    text = f"{block['alpha']:.3f} over {pairs}"
     if _number(block.get("unanimous")) and units:
         text += f", {wording.percent(block['unanimous'])} of them answered unanimously"
     return text

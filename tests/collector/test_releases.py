@@ -267,7 +267,7 @@ def test_a_report_with_numpy_numbers_and_missing_parts_still_makes_a_card(
     release(finished.slug, "1.0.0", out=tmp_path / "out")
     card = (tmp_path / "out" / "README.md").read_text()
     assert "Spearman rho: mean 0.500\n" in card and "rho_w (top-weighted): not computed" in card
-    assert "alpha (nominal, each pair both ways round): not computed over 0 pairs" in card
+    assert "each pair both ways round): not computed (0 pairs answered by two or more" in card
     assert "top 5: not computed; 0 items in doubt" in card
     assert Release.objects.get().card["reliability"]["voters"] == 8
 
