@@ -101,7 +101,8 @@ class Command(BaseCommand):
         ballot.refresh_from_db(fields=["status"])
         if cast:
             record(actor(o["as_user"]), "votes.simulate", study, ballot=ballot.number, votes=cast)
-        self.stdout.write(f"{cast} votes cast on ballot {ballot.number}; it is {ballot.status}")
+        cast_votes = wording.count(cast, "vote")
+        self.stdout.write(f"{cast_votes} cast on ballot {ballot.number}; it is {ballot.status}")
         if ballot.status == Ballot.Status.OPEN and limit is None:
             raise CommandError(unanswered(study, ballot, [p.pk for p in people]))
         if wait and ballot.status != Ballot.Status.OPEN:
