@@ -54,7 +54,9 @@ RELIABILITY = {
     "model's correlation), `low`/`high` the 2.5-97.5% range over splits. A target study's "
     "headline is the mean over its targets (`macro`), with each target's in `targets`.",
     "alpha": "Krippendorff's alpha (nominal) of the votes: a unit is a pair answered by two or "
-    "more voters, each voter's answer first/second/tie; `units` and `votes` say what it rests on.",
+    "more voters, each voter's answer first/second/tie, every unit counted both ways round (so "
+    "the order of the items' ids does not matter); `units` and `votes` say what it rests on, "
+    "`unanimous` the share of units every voter answered alike.",
     "settled_top": "For each top k (10, 20, 50, the last ballot's survivors): each current top "
     "item's probability of being in the true top k, the share of `resamples` draws of the items' "
     "strengths from an empirical-Bayes Bradley-Terry posterior with it among the k strongest; "

@@ -19,12 +19,13 @@ from typing import Any
 import yaml
 from django.db.models import Count
 
+from collector import wording
 from collector.models import Study, VoidedVote, Vote, Voter
 from collector.releases import synthetic
 from collector.releases.croissant import column_kind
 from collector.releases.metadata import LICENCES, author_name
 from collector.studies.designs import study_design
-from collector.studies.reliability import interval_text
+from collector.studies.reliability import alpha_text, corrected_text, interval_text
 
 # The bundle's configurations for ``datasets``: (config name, data file), the first the default.
 # All CSV: ``datasets`` reads every configuration of a folder with one builder. The features
@@ -155,12 +156,17 @@ def crowd(study: Study) -> dict[str, Any]:
 def exclusions(study: Study) -> dict[str, int]:
     """Voters excluded by the staff, the votes they gave in ballots closed before (kept in
     votes.csv, marked voter_excluded, left out of the pooled estimates) and the votes voided
-    while their ballot was open (answered again by others, not released)."""
-    excluded = Voter.objects.filter(study=study, excluded_at__isnull=False)
+    while their ballot was open (answered again by others, not released); and the voters who
+    withdrew (their data deleted at their request, :mod:`collector.participants.forgetting`:
+    not excluded, and none of their votes left)."""
+    excluded = Voter.objects.filter(
+        study=study, excluded_at__isnull=False, forgotten_at__isnull=True
+    )
     return {
         "voters": excluded.count(),
         "votes_kept_marked": Vote.objects.filter(ballot__study=study, voter__in=excluded).count(),
         "votes_voided": VoidedVote.objects.filter(ballot__study=study).count(),
+        "withdrawn": Voter.objects.filter(study=study, forgotten_at__isnull=False).count(),
     }
 
 
@@ -247,8 +253,7 @@ def _body(card: dict[str, Any]) -> list[str]:
         "",
         f"- ballots n_b = {p['n_ballots']}, alpha = {p['alpha']}, comparisons per item M = "
         f"{p['m']}, seed = {p['seed']}",
-        f"- design: {card['design']['described']} ({card['design']['title']}: "
-        f"{card['design']['summary']})",
+        f"- design: {design_text(card['design'])}",
         f"- estimator: {card['estimator']}",
         f"- ties {'allowed' if p['allow_ties'] else 'not allowed'}; at most "
         f"{p['per_voter_cap']} comparisons per voter and ballot",
@@ -266,7 +271,7 @@ def _body(card: dict[str, Any]) -> list[str]:
             "their own (rank_in_target)"
         )
     lines += ["", "## Crowd", "", *_crowd_lines(c), "", "## Exclusions", "",
-              *_exclusion_lines(card["exclusions"]), "", "## Reliability", "",
+              *exclusion_lines(card["exclusions"]), "", "## Reliability", "",
               *reliability_lines(card["reliability"]), "", "## Is the top settled?", "",
               *settled_lines(card["reliability"]), "", "## Files", ""]  # fmt: skip
     lines += [f"- `{f['name']}`: {f['content']}" if f["content"] else f"- `{f['name']}`"
@@ -308,15 +313,31 @@ def _crowd_lines(c: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _exclusion_lines(e: dict[str, int]) -> list[str]:
-    if not e["voters"]:
-        return ["No voter was excluded."]
-    return [
-        f"{e['voters']} voter{'s were' if e['voters'] != 1 else ' was'} excluded. Their "
-        f"{e['votes_kept_marked']:,} votes in ballots closed before the exclusion are in "
-        "votes.csv, marked voter_excluded, and left out of pooled estimates; "
-        f"{e['votes_voided']:,} votes of open ballots were voided and answered again by others."
-    ]
+def design_text(design: dict[str, Any]) -> str:
+    """The design as the card and the public page name it: its name with its options, its
+    title and its summary: ``adaptive: Adaptive (the paper's design). Every ballot ...``."""
+    return f"{design['described']}: {design['title']}. {design['summary']}"
+
+
+def exclusion_lines(e: dict[str, int]) -> list[str]:
+    """The excluded and the withdrawn voters in words (the card's and the public page's)."""
+    voters, withdrawn = e.get("voters") or 0, e.get("withdrawn") or 0
+    if not voters:
+        lines = ["No voter was excluded."]
+    else:
+        lines = [
+            f"{voters} voter{'s were' if voters != 1 else ' was'} excluded. Their "
+            f"{wording.count(e['votes_kept_marked'], 'vote')} in ballots closed before the "
+            "exclusion are in votes.csv, marked voter_excluded, and left out of pooled estimates; "
+            f"{wording.count(e['votes_voided'], 'vote')} of open ballots were voided and answered "
+            "again by others."
+        ]
+    if withdrawn:
+        lines.append(
+            f"{withdrawn} voter{'s' if withdrawn != 1 else ''} withdrew: their data was deleted "
+            "at their request, their votes with it (none of them is in votes.csv)."
+        )
+    return lines
 
 
 def _number(value: Any) -> bool:
@@ -324,15 +345,12 @@ def _number(value: Any) -> bool:
 
 
 def _interval(block: Any) -> str:
-    """A split-half block (``mean``, ``corrected``, ``low``, ``high``), what it has of them."""
+    """A split-half block: the half crowds' mean and the corrected value with its corrected
+    range (:func:`collector.studies.reliability.corrected_text`)."""
     if not isinstance(block, dict) or not _number(block.get("mean")):
         return "not computed"
-    text = f"mean {block['mean']:.3f}"
-    if _number(block.get("corrected")):
-        text += f", Spearman-Brown corrected {block['corrected']:.3f}"
-    if _number(block.get("low")) and _number(block.get("high")):
-        text += f" (range {block['low']:.3f} to {block['high']:.3f})"
-    return text
+    corrected = corrected_text(block)
+    return f"mean {block['mean']:.3f}" + ("" if corrected == "not computed" else f", {corrected}")
 
 
 def reliability_lines(report: dict[str, Any] | None) -> list[str]:
@@ -354,22 +372,18 @@ def reliability_lines(report: dict[str, Any] | None) -> list[str]:
     lines = [
         f"Split-half reliability{after}{' (final)' if report.get('final') else ''}: the voters "
         f"split at random into two halves {splits}{f'({about}), ' if about else ''}each half "
-        "rescored, the two rankings correlated.",
+        "rescored, the two rankings correlated; the mean correlation of half crowds is corrected "
+        "to the whole crowd by Spearman-Brown, its range over the splits (2.5-97.5%) likewise.",
         f"- Spearman rho: {_interval(half.get('rho'))}",
         f"- rho_w (top-weighted): {_interval(half.get('rho_w'))}",
     ]
     macro = half.get("macro")
     if isinstance(macro, dict) and isinstance(macro.get("rho"), dict):
         lines.append(f"- per target, macro rho: {_interval(macro['rho'])}")
-    units = alpha.get("units")
-    if not _number(alpha.get("alpha")):
-        lines.append(f"- Krippendorff's alpha: not computed ({units or 0} units).")
-    else:
-        votes = f" ({alpha['votes']:,} votes)" if _number(alpha.get("votes")) else ""
-        lines.append(
-            f"- Krippendorff's alpha (nominal): {alpha['alpha']:.3f} over {units or 0:,} "
-            f"pairs answered more than once{votes}"
-        )
+    votes = f" ({alpha['votes']:,} votes)" if _number(alpha.get("votes")) else ""
+    lines.append(
+        f"- Krippendorff's alpha (nominal, each pair both ways round): {alpha_text(alpha)}{votes}"
+    )
     return lines
 
 

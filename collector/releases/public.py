@@ -77,6 +77,8 @@ def page_context(release: Release, *, base: str) -> dict[str, Any]:
         "files": files,
         "figures": figures,
         "zip_url": f"{base}zip",
+        "design": cards.design_text(card["design"]),
+        "exclusions": cards.exclusion_lines(card.get("exclusions") or {}),
         "reliability": _items(cards.reliability_lines(card.get("reliability"))),
         "settled": _items(cards.settled_lines(card.get("reliability"))),
         "leaderboard": release.leaderboard,

@@ -70,7 +70,7 @@ def live_status(
             "open": c["open"],
             "leased": c["leased"],
             "voided": c["voided"],
-            "total": c["answered"] + c["open"],
+            "total": c["answered"] + c["open"] + c["voided"],  # as the ballots table counts
         }
         if ballot.status == Ballot.Status.OPEN:
             open_ballot = row

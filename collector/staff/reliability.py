@@ -51,6 +51,18 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def texts(report: dict[str, Any]) -> dict[str, str]:
+    """The headline's figures as the box words them (the card's and the public page's words):
+    rho and rho_w ``"corrected 0.807 (range 0.754 to 0.839)"``, and alpha with its units and
+    the share of them answered unanimously."""
+    halves = report.get("split_half") or {}
+    return {
+        "rho": reliability.corrected_text(halves.get("rho")),
+        "rho_w": reliability.corrected_text(halves.get("rho_w")),
+        "alpha": reliability.alpha_text(report.get("alpha")),
+    }
+
+
 def top_summaries(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One line per ``k``: an area study's tops as stored; a target study's summed over its
     targets (how many are settled, the expected overlap of all of them; the survivors, each
@@ -125,6 +137,7 @@ def box(study: Study) -> dict[str, Any]:
     }
     if report is not None:
         context["reliability_headline"] = headline(report)
+        context["reliability_texts"] = texts(report)
         context["reliability_tops"] = top_summaries(report)
         context["reliability_targets"] = per_target_rows(report)
     return context

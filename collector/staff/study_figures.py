@@ -31,6 +31,7 @@ from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncMinute, TruncSecond
 
 import ranking
+from collector.exports.study_files import ballots_run
 from collector.models import Area, Ballot, Item, ItemScore, Study, Vote
 from collector.studies import pooled_fit, reliability
 
@@ -154,7 +155,8 @@ def rescaling(study: Study) -> list[StudyFigure]:
         )
         ax.set_xlabel(f"Borda score x in ballot {ballot.number}")
         ax.set_ylabel(f"running mean ybar after ballot {ballot.number - 1}")
-        ax.legend(fontsize=8, frameon=False, loc="lower right")
+        # Below the axes, never over the points (they may fill any corner).
+        fig.legend(fontsize=8, frameon=False, loc="outside lower center")
         text = (
             f"Scatter of the {len(ids)} items of ballot {ballot.number}: their Borda score in "
             f"this ballot against their running mean after the previous one, with the fitted "
@@ -249,7 +251,12 @@ def _one_ballot_top(
 ) -> StudyFigure:
     """The top items of a one-ballot study: a dot per item at its score, best first."""
     shown = [t for t in top if t[0] in score]
-    title = _of_target(f"{study.name}: the top items' scores (one ballot)", target)
+    runs = ballots_run(study)
+    after = "the study's one ballot" if runs == 1 else f"ballot 1 of {runs}"
+    title = _of_target(
+        f"{study.name}: the top items' scores ({'one ballot' if runs == 1 else 'after ' + after})",
+        target,
+    )
     fig, ax = _figure(title, (6.4, 0.9 + 0.3 * len(shown)))
     y = np.arange(1, len(shown) + 1)
     ax.plot([score[t[0]] for t in shown], y, "o", ms=5, color="#1f5f99")
@@ -257,7 +264,7 @@ def _one_ballot_top(
     ax.set_ylim(len(shown) + 0.5, 0.5)
     ax.grid(axis="x", lw=0.5, alpha=0.5)
     ax.set_xlabel(label)
-    text = f"The {len(shown)} best items' {label} after the study's one ballot, best first."
+    text = f"The {len(shown)} best items' {label} after {after}, best first."
     return StudyFigure("top-items", title, text, fig)
 
 
@@ -341,9 +348,16 @@ def response_times(study: Study) -> StudyFigure | None:
     ax.set_ylabel("seconds per comparison")
     medians = sorted(float(np.median(times[v["voter_id"]])) for v in busiest)
     counts = ", ".join(str(v["n"]) for v in busiest[:5]) + (", ..." if len(busiest) > 5 else "")
+    low, high = f"{medians[0]:.1f} s", f"{medians[-1]:.1f} s"
+    if len(medians) == 1:
+        spread = f"the median is {low}"
+    elif low == high:
+        spread = f"every median is {low}"
+    else:
+        spread = f"their medians run from {low} to {high}"
     text = (
         f"Box plots of the response times of {who} (log scale), most votes first ({counts} "
-        f"votes); their medians run from {medians[0]:.1f} s to {medians[-1]:.1f} s."
+        f"votes); {spread}."
     )
     if untimed:
         text += (

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
+from collector import wording
 from collector.models import Study
 from collector.studies import lifecycle
 
@@ -47,8 +48,7 @@ class ErrorSummary:
     """For the summary at the top of a form's page: how many errors it lists."""
 
     def error_count(self) -> int:
-        form: forms.Form = self  # type: ignore[assignment]
-        return sum(len(errors) for errors in form.errors.values())
+        return wording.error_count(self)
 
 
 class Fieldsets(ErrorSummary):

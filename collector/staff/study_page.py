@@ -226,17 +226,18 @@ def interim_ranking(study: Study, limit: int = 30) -> dict[str, Any]:
 
 
 def progress_counts() -> dict[str, Any]:
-    """A ballot's progress as annotations of Ballot rows: ``total`` comparisons (void ones
-    excluded), ``answered`` and ``voided``."""
+    """A ballot's progress as annotations of Ballot rows: ``total`` comparisons (all it was
+    given, void ones too: left unanswered by an early close or by votes withdrawn), ``answered``
+    and ``voided``."""
     return {
-        "total": Count("comparisons", filter=~Q(comparisons__status="void")),
+        "total": Count("comparisons"),
         "answered": Count("comparisons", filter=Q(comparisons__status="answered")),
         "voided": Count("comparisons", filter=Q(comparisons__status="void")),
     }
 
 
 def ballot_progress(study: Study) -> list[dict[str, Any]]:
-    """Each ballot with its comparisons answered / total (void ones excluded), the comparisons
+    """Each ballot with its comparisons answered / total (void ones included), the comparisons
     voided by an early close (``voided``), the votes voided by excluding their voters
     (``votes_voided``, what the exclusion's message counts) and its voters."""
     voided_votes = (

@@ -147,10 +147,11 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     values = form.values()
     table = voter_table(study, values)
     n_flagged = sum(flagged(r) for r in table["rows"])
-    excluded = sum(r["excluded"] for r in table["rows"])
+    withdrawn = sum(r["withdrawn"] for r in table["rows"])
+    excluded = sum(r["excluded"] and not r["withdrawn"] for r in table["rows"])
     context = {
         "study": study, "form": form, "find": find, "found": found, "flagged": n_flagged,
-        "excluded": excluded, "query": request.GET.urlencode(), **table,
+        "excluded": excluded, "withdrawn": withdrawn, "query": request.GET.urlencode(), **table,
         "rows": [page_cells(r) for r in table["rows"]],
         "voters_url": reverse("staff-voters", kwargs={"slug": study.slug}),
     }  # fmt: skip

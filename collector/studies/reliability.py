@@ -7,7 +7,8 @@ computes, from the votes of ballots ``1..k`` of the voters not excluded:
   into halves, each half rescored by the study's estimator, the halves' rho and rho_w with their
   Spearman-Brown correction and 2.5-97.5% range over the splits; per target and their macro mean
   in a target study;
-- Krippendorff's alpha of the votes (:func:`ranking.evaluation.vote_alpha`) and its units;
+- Krippendorff's alpha of the votes (:func:`ranking.evaluation.vote_alpha`, every unit in both
+  orientations), its units and the share of them answered unanimously;
 - the settled top (:func:`settled_top`, the one call of ``ranking``'s estimator): for
   ``k`` = 10, 20, 50 and the survivors of the ballot (per target in a target study), each current
   top item's probability of being in the true top ``k`` (the share of draws from the
@@ -39,7 +40,7 @@ from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
-from collector import jobs
+from collector import jobs, wording
 from collector.models import Area, Ballot, Item, Study, StudyReliability
 from collector.studies import bulk_sql
 from collector.studies.designs import study_groups
@@ -60,7 +61,9 @@ __all__ = [
     "MAX_CUSTOM_K",
     "ReliabilityRefused",
     "Status",
+    "alpha_text",
     "compute",
+    "corrected_text",
     "latest_report",
     "request",
     "request_k",
@@ -367,6 +370,39 @@ def interval_text(span: Any) -> str:
     return f" ({level}: {low})" if low == high else f" ({level}: {low} to {high})"
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def corrected_text(block: Any) -> str:
+    """A stored split-half figure (``corrected``, ``corrected_low``, ``corrected_high``) as every
+    page and the card say it: ``"corrected 0.807 (range 0.754 to 0.839)"``, the range
+    Spearman-Brown corrected like the value; ``"not computed"`` when the value is missing."""
+    if not isinstance(block, dict) or not _number(block.get("corrected")):
+        return "not computed"
+    text = f"corrected {block['corrected']:.3f}"
+    low, high = block.get("corrected_low"), block.get("corrected_high")
+    if _number(low) and _number(high):
+        text += f" (range {low:.3f} to {high:.3f})"
+    return text
+
+
+def alpha_text(block: Any) -> str:
+    """A stored alpha (``alpha``, ``units``, ``unanimous``) as every page and the card say it:
+    ``"0.764 over 189 pairs answered by two or more voters, 88% of them answered
+    unanimously"``; ``"not computed (0 pairs answered by two or more voters)"``."""
+    if not isinstance(block, dict):
+        return "not computed"
+    units = int(block["units"]) if _number(block.get("units")) else 0
+    pairs = f"{wording.count(units, 'pair')} answered by two or more voters"
+    if not _number(block.get("alpha")):
+        return f"not computed ({pairs})"
+    text = f"{block['alpha']:.3f} over {pairs}"
+    if _number(block.get("unanimous")) and units:
+        text += f", {wording.percent(block['unanimous'])} of them answered unanimously"
+    return text
+
+
 def latest_report(study: Study) -> dict[str, Any] | None:
     """The latest stored report of the study (JSON-ready), or None when none is stored yet.
 
@@ -375,7 +411,8 @@ def latest_report(study: Study) -> dict[str, Any] | None:
     ``split_half`` (None with fewer than two voters): ``rho`` and ``rho_w`` each ``{"mean",
     "corrected", "low", "high", "corrected_low", "corrected_high"}``, ``items`` and ``scope``
     (``whole``; a target study's headline is its ``macro``, with ``targets`` ``[{"target", "rho",
-    "rho_w", "items"}]`` and ``macro`` too); ``alpha``: ``{"alpha", "units", "votes"}`` (a target
+    "rho_w", "items"}]`` and ``macro`` too); ``alpha``: ``{"alpha", "units", "votes",
+    "unanimous"}`` (``unanimous``: the share of units every voter answered alike; a target
     study's with ``targets`` and ``macro``); ``settled_top``: ``[{"k", "target", "survivors",
     "custom", "expected", "interval", "settled", "in_doubt", "threshold", "text", "items":
     [{"item", "item_id", "probability"}]}]`` (``interval``: the draws' central 90% interval of

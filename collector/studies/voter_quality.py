@@ -61,7 +61,13 @@ def voter_table(study: Study, thresholds: Mapping[str, Any] = THRESHOLDS) -> dic
     people = {
         v["id"]: v
         for v in Voter.objects.filter(study=study).values(
-            "id", "pseudonym", "checks_passed", "checks_failed", "excluded_at", "excluded_reason"
+            "id",
+            "pseudonym",
+            "checks_passed",
+            "checks_failed",
+            "excluded_at",
+            "excluded_reason",
+            "forgotten_at",
         )
     }
     q = None
@@ -127,6 +133,8 @@ def _row(person: Any, figures: dict[str, Any] | None, fail_limit: int) -> dict[s
         "failed_checks": attention_checks.failed_checks(failed, fail_limit),
         "excluded": person["excluded_at"] is not None,
         "excluded_reason": person["excluded_reason"],
+        # Deleted at their request (collector.participants.forgetting): withdrawn, not excluded.
+        "withdrawn": person.get("forgotten_at") is not None,
     }
 
 

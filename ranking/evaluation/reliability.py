@@ -15,9 +15,15 @@ targets with at least :data:`ranking.evaluation.MACRO_MIN` items both halves sco
 
 Krippendorff's alpha (nominal) measures the agreement of the votes themselves: every unordered
 pair of items answered by at least two voters is a unit, every voter's answer to it a value
-oriented to the pair's lower item id (``first``: the lower id chosen, ``second``: the higher,
-``tie``), computed by the ``krippendorff`` package. Votes of excluded voters are left out of
-both.
+(``first``, ``second`` or ``tie``), computed by the ``krippendorff`` package. Which item of a
+pair is "first" is arbitrary, so every unit is counted in both orientations: once with the
+answers oriented to the pair's lower item id (``first``: the lower id chosen) and once to its
+higher one. The observed disagreement is that of the units as answered; the expected one comes
+from balanced ``first`` and ``second`` answers, so alpha does not depend on how the items are
+numbered (where ids follow relatedness, as in a sorted list, nearly every answer would favour
+the lower id, and alpha counted in one orientation reads near 0 for a crowd that agrees).
+Beside alpha: the share of units every voter answered alike, and the number of units. Votes of
+excluded voters are left out of both figures.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ __all__ = [
     "SplitHalf",
     "StudyReliability",
     "VoteAlpha",
+    "both_orientations",
     "reliability_matrix",
     "split_half",
     "split_voters",
@@ -50,6 +57,7 @@ __all__ = [
 
 DEFAULT_SPLITS = 100
 CHOICES: tuple[str, ...] = ("first", "second", "tie")  # value 0, 1, 2 of Krippendorff's units
+_SWAPPED = (1, 0, 2)  # each value of CHOICES with the pair's items the other way round
 
 
 def spearman_brown(r: float) -> float:
@@ -309,7 +317,7 @@ def _row_means(values: FloatArray, counted: npt.NDArray[np.bool_]) -> FloatArray
 
 @dataclass(frozen=True)
 class VoteAlpha:
-    """Krippendorff's alpha (nominal) of a study's votes.
+    """Krippendorff's alpha (nominal) of a study's votes, every unit in both orientations.
 
     Attributes
     ----------
@@ -319,14 +327,22 @@ class VoteAlpha:
         Unordered pairs answered by at least two voters: the units alpha rests on.
     votes : int
         Values in those units (one per voter and unit).
+    unanimous : float or None
+        Share of the units in which every voter gave the same answer (None: no unit).
     """
 
     alpha: float | None
     units: int
     votes: int
+    unanimous: float | None = None
 
     def to_dict(self) -> dict[str, float | int | None]:
-        return {"alpha": self.alpha, "units": self.units, "votes": self.votes}
+        return {
+            "alpha": self.alpha,
+            "units": self.units,
+            "votes": self.votes,
+            "unanimous": self.unanimous,
+        }
 
 
 def reliability_matrix(
@@ -376,22 +392,42 @@ def _units(votes: StudyVotes) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     return voter[keep], unit_of_key[inverse[keep]].astype(np.int64), value[keep], pairs
 
 
+def both_orientations(matrix: npt.ArrayLike) -> FloatArray:
+    """The reliability data with every unit twice: as given, then with ``first`` and ``second``
+    swapped (the pair's items the other way round); ``tie`` and NaN stay.
+
+    Parameters
+    ----------
+    matrix : array_like of float, shape (n_voters, units)
+        Values of :data:`CHOICES` (0, 1, 2) or NaN, as :func:`reliability_matrix` gives them.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n_voters, 2 * units)
+    """
+    data = np.asarray(matrix, dtype=np.float64)
+    swapped = np.where(data == 0, 1.0, np.where(data == 1, 0.0, data))
+    return np.hstack([data, swapped])
+
+
 def _alpha(voter: IntArray, unit: IntArray, value: IntArray, units: int) -> VoteAlpha:
     import krippendorff  # imported on use, as scipy is
 
     if units == 0:
-        return VoteAlpha(None, 0, 0)
+        return VoteAlpha(None, 0, 0, None)
     counts = np.zeros((units, len(CHOICES)), dtype=np.int64)
     np.add.at(counts, (unit, value), 1)
+    unanimous = float(np.mean((counts > 0).sum(axis=1) == 1))
+    doubled = np.vstack([counts, counts[:, list(_SWAPPED)]])
     with np.errstate(invalid="ignore", divide="ignore"):
         result = float(
             krippendorff.alpha(
-                value_counts=counts,
+                value_counts=doubled,
                 value_domain=list(range(len(CHOICES))),
                 level_of_measurement="nominal",
             )
         )
-    return VoteAlpha(result if np.isfinite(result) else None, units, int(voter.size))
+    return VoteAlpha(result if np.isfinite(result) else None, units, int(voter.size), unanimous)
 
 
 def vote_alpha(
@@ -408,7 +444,8 @@ def vote_alpha(
         One per target of a target study (empty for an area study).
     macro : VoteAlpha or None
         A target study's unweighted mean of the targets' defined alphas, ``units`` and
-        ``votes`` their sums; None for an area study.
+        ``votes`` their sums, ``unanimous`` the share over all their units; None for an area
+        study.
     """
     voter, unit, value, pairs = _units(without_voters(votes, excluded))
     overall = _alpha(voter, unit, value, pairs.shape[0])
@@ -423,9 +460,12 @@ def vote_alpha(
         mine = renumber[unit] >= 0
         per_target.append(_alpha(voter[mine], renumber[unit[mine]], value[mine], units.size))
     defined = [t.alpha for t in per_target if t.alpha is not None]
+    counted = sum(t.units for t in per_target)
+    agreed = sum(round(t.units * (t.unanimous or 0.0)) for t in per_target)
     macro = VoteAlpha(
         float(np.mean(defined)) if defined else None,
-        sum(t.units for t in per_target),
+        counted,
         sum(t.votes for t in per_target),
+        agreed / counted if counted else None,
     )
     return overall, tuple(per_target), macro

@@ -395,12 +395,13 @@ def settled_top(
         if groups is None
         else [np.flatnonzero(groups == g) for g in range(n_groups)]
     )
-    kept = survivors(study, last) if with_survivors else np.zeros(n_groups, dtype=np.int64)
+    # The next ballot's items: of the whole study, not of the study cut at ballot ``last``.
+    kept = survivors(votes, last) if with_survivors else np.zeros(n_groups, dtype=np.int64)
     plan: list[tuple[int, int, IntArray]] = []  # group, k, the current top k
     for g, ids in enumerate(members):
         ranks = ranks_from_scores(point[ids], gen)
         order = ids[np.argsort(ranks)]
-        for k in dict.fromkeys([*wanted, int(kept[g])]):
+        for k in sorted({*wanted, int(kept[g])}):
             if 0 < k < ids.size:
                 plan.append((g, k, order[:k]))
     voters, voter_index = np.unique(study.voter, return_inverse=True)

@@ -33,11 +33,13 @@ REPORT = {
     "ballot": 2, "final": True, "computed_at": "2026-11-27T10:00:00+00:00", "splits": 200,
     "seed": 11, "voters": 8, "resamples": 200,
     "split_half": {
-        "rho": {"mean": 0.812, "corrected": 0.896, "low": 0.701, "high": 0.902},
-        "rho_w": {"mean": 0.845, "corrected": 0.916, "low": 0.733, "high": 0.931},
+        "rho": {"mean": 0.812, "corrected": 0.896, "low": 0.701, "high": 0.902,
+                "corrected_low": 0.824, "corrected_high": 0.948},
+        "rho_w": {"mean": 0.845, "corrected": 0.916, "low": 0.733, "high": 0.931,
+                  "corrected_low": 0.846, "corrected_high": 0.964},
         "items": 45.0,
     },
-    "alpha": {"alpha": 0.4321, "units": 17, "votes": 40},
+    "alpha": {"alpha": 0.4321, "units": 17, "votes": 40, "unanimous": 0.999},
     "settled_top": [
         {"k": 10, "target": None, "custom": False, "expected": 8.6, "interval": [7, 10],
          "settled": False, "in_doubt": 3, "threshold": 0.95,
@@ -266,7 +268,7 @@ def test_a_report_with_numpy_numbers_and_missing_parts_still_makes_a_card(
     release(finished.slug, "1.0.0", out=tmp_path / "out")
     card = (tmp_path / "out" / "README.md").read_text()
     assert "Spearman rho: mean 0.500\n" in card and "rho_w (top-weighted): not computed" in card
-    assert "Krippendorff's alpha: not computed (0 units)" in card
+    assert "each pair both ways round): not computed (0 pairs answered by two or more" in card
     assert "top 5: not computed; 0 items in doubt" in card
     assert Release.objects.get().card["reliability"]["voters"] == 8
 
@@ -277,9 +279,14 @@ def test_the_card_gives_the_stored_reliability_and_settled_top(finished, tmp_pat
     release(finished.slug, "1.0.0", out=out)
     card = (out / "README.md").read_text()
     assert card.startswith("---\n") and "\nconfigs:\n" in card
-    assert "Spearman-Brown corrected 0.896 (range 0.701 to 0.902)" in card
-    assert "rho_w (top-weighted): mean 0.845, Spearman-Brown corrected 0.916" in card
-    assert "Krippendorff's alpha (nominal): 0.432 over 17 pairs" in card
+    # The corrected value with the corrected range, never the half crowds' range.
+    assert "Spearman rho: mean 0.812, corrected 0.896 (range 0.824 to 0.948)\n" in card
+    assert "rho_w (top-weighted): mean 0.845, corrected 0.916 (range 0.846 to 0.964)\n" in card
+    assert "0.701" not in card and "0.931" not in card
+    assert (
+        "Krippendorff's alpha (nominal, each pair both ways round): 0.432 over 17 pairs answered "
+        "by two or more voters, over 99% of them answered unanimously (40 votes)"
+    ) in card
     assert "top 10: expected 8.6 of 10 right (90%: 7 to 10); 3 items in doubt" in card
     assert "top 5: expected 4.9 of 5 right; settled" in card
     assert Release.objects.get().card["reliability"] == REPORT

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from collector import jobs, tasks
+from collector import jobs, tasks, wording
 from collector.evaluation import leaderboard, paired
 from collector.exports import registry
 from collector.models import (
@@ -24,10 +24,12 @@ from collector.models import (
     Evaluation,
     Item,
     ModelComparison,
+    Release,
     Study,
     StudyMember,
     StudyReliability,
 )
+from collector.releases import building, releasing
 from collector.staff import reliability as pages
 from collector.staff import study_figures
 from collector.studies import reliability
@@ -101,7 +103,10 @@ def test_a_close_in_the_worker_stores_the_report_after_that_ballot(evaluations_w
     assert report["ballot"] == 1 and report["final"] is False and report["seed"] == study.seed
     assert {"mean", "corrected", "low", "high"} <= set(report["split_half"]["rho"])
     assert {"alpha", "units", "votes"} <= set(report["alpha"])
-    assert [t["k"] for t in report["settled_top"]][:2] == [10, 20]
+    ks = [t["k"] for t in report["settled_top"]]
+    assert ks == sorted(ks) and {10, 20} <= set(ks)
+    survivors = [t["k"] for t in report["settled_top"] if t["survivors"]]
+    assert survivors == [study.ballots.get(number=2).n_items]  # the next ballot's items
     assert row.splits == report["splits"] and report["threshold"] == 0.95
 
 
@@ -110,7 +115,7 @@ def test_the_page_the_api_dataset_json_and_the_command_show_the_same_numbers(cli
     assert report["final"] and report["ballot"] == 2
     corrected = report["split_half"]["rho"]["corrected"]
     page = client.get(f"/staff/{area.slug}/").content.decode()
-    assert f"rho {corrected:.3f}" in page and "final" in page
+    assert f"corrected {corrected:.3f}" in page and "final" in page
     top20 = next(t for t in report["settled_top"] if t["k"] == 20)
     low, high = top20["interval"]
     assert low <= top20["expected"] <= high <= 20
@@ -138,9 +143,39 @@ def test_split_half_is_reproducible_with_its_seed(area):
     assert one["split_half"] != other["split_half"]
 
 
-def _alpha_of_votes_csv(text: str) -> tuple[float | None, int]:
+def test_the_staff_page_the_card_and_the_public_page_give_the_corrected_range(
+    client, area, settings, tmp_path
+):
+    settings.RELEASES_DIR = tmp_path / "releases"
+    report = reliability.latest_report(area)
+    rho = report["split_half"]["rho"]
+    corrected = (
+        f"corrected {rho['corrected']:.3f} "
+        f"(range {rho['corrected_low']:.3f} to {rho['corrected_high']:.3f})"
+    )
+    half_range = f"{rho['low']:.3f} to {rho['high']:.3f}"
+    assert rho["corrected_low"] > rho["low"] and rho["corrected_high"] > rho["high"]
+    alpha = report["alpha"]
+    agreed = f"{round(100 * alpha['unanimous'])}% of them answered unanimously"
+    units = f"{alpha['alpha']:.3f} over {alpha['units']} pairs answered by two or more voters"
+    staff = client.get(f"/staff/{area.slug}/").content.decode()
+    client.post(f"/staff/{area.slug}/releases/", {"version": "1.0.0", "licence": "CC-BY-4.0",
+                "title": "", "authors": "Ada Lovelace", "public": "on"})  # fmt: skip
+    release = Release.objects.get(study=area)
+    assert building.build(release.pk).endswith("written")
+    release.refresh_from_db()
+    card = (releasing.bundle_folder(release) / "README.md").read_text()
+    client.logout()
+    public = client.get(f"/d/{area.slug}/1.0.0/").content.decode()
+    for where, text in (("staff", staff), ("card", card), ("public", public)):
+        assert corrected in text and half_range not in text, where
+        assert units in text and agreed in text, where
+
+
+def _alpha_of_votes_csv(text: str) -> tuple[float | None, int, float | None]:
     """Krippendorff's alpha computed by the package from votes.csv: a unit per unordered pair
-    answered by two or more voters not excluded, the answer oriented to the lower item id."""
+    answered by two or more voters not excluded, each unit twice: its answers oriented to the
+    lower item id, and to the higher one."""
     _, rows = read_csv(text)
     answers: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
     for row in rows:
@@ -158,18 +193,23 @@ def _alpha_of_votes_csv(text: str) -> tuple[float | None, int]:
         for voter, value in unit.items():
             matrix[voters.index(voter), j] = value
     if not units:
-        return None, 0
+        return None, 0, None
+    unanimous = sum(len(set(unit.values())) == 1 for unit in units) / len(units)
+    swapped = np.where(matrix == 0, 1.0, np.where(matrix == 1, 0.0, matrix))
     alpha = krippendorff.alpha(
-        reliability_data=matrix, value_domain=[0, 1, 2], level_of_measurement="nominal"
+        reliability_data=np.hstack([matrix, swapped]),
+        value_domain=[0, 1, 2],
+        level_of_measurement="nominal",
     )
-    return (float(alpha) if np.isfinite(alpha) else None), len(units)
+    return (float(alpha) if np.isfinite(alpha) else None), len(units), unanimous
 
 
 def test_alpha_equals_the_krippendorff_package_on_the_votes_export(area, targets, tmp_path):
     for study in (area, targets):
         report = reliability.latest_report(study)
-        expected, units = _alpha_of_votes_csv(export("export_votes", study, tmp_path))
+        expected, units, unanimous = _alpha_of_votes_csv(export("export_votes", study, tmp_path))
         assert report["alpha"]["units"] == units, study.slug
+        assert report["alpha"]["unanimous"] == pytest.approx(unanimous), study.slug
         if expected is None:
             assert report["alpha"]["alpha"] is None
         else:
@@ -330,6 +370,8 @@ def test_the_paired_difference_equals_the_command_lines(client, area, tmp_path, 
             assert web["metrics"][metric][key] == pytest.approx(cli[metric][key]), (metric, key)
     page = client.get(f"/staff/{area.slug}/").content.decode()
     assert "close − far" in page and f"{web['metrics']['rho_w']['difference']:.3f}" in page
+    share = web["metrics"]["rho_w"]["a_better"]
+    assert f"A higher in {wording.percent(share)} of resamples" in page
     refused = client.post(f"/api/v1/staff/studies/{area.slug}/evaluations/paired",
                           {"a": a, "b": a}, content_type="application/json")  # fmt: skip
     assert refused.status_code == 400

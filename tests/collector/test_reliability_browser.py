@@ -36,7 +36,7 @@ def test_the_reliability_box_shows_its_figures_and_fits_the_screen(
     box = page.locator("#reliability")
     expect(box.get_by_role("heading", level=2)).to_contain_text("final")
     corrected = report["split_half"]["rho"]["corrected"]
-    expect(box).to_contain_text(f"rho {corrected:.3f}")
+    expect(box).to_contain_text(f"rho corrected {corrected:.3f}")
     expect(box.locator("ul.settled li").first).to_contain_text("top 10: expected")
     expect(box.get_by_label("Another top k")).to_be_visible()
     right = page.evaluate(

@@ -34,13 +34,25 @@ def test_comparisons_leased_to_others_are_reported_as_a_wait_not_a_need_for_vote
     assert Comparison.objects.filter(ballot__study=study, status="open").count() == 2
 
 
-def test_comparisons_beyond_the_voters_ask_for_more_voters_besides_the_leased_ones():
-    study = make_study(n_tokens=8, cap=3)  # 56 comparisons, 8 voters answer 24 at most
+def test_one_comparison_left_is_worded_in_the_singular():
+    study = make_study(n_tokens=5, lease_seconds=600)  # 10 items, 20 comparisons
     assert store.next_comparison(Voter.objects.create(study=study)) is not None
     with pytest.raises(CommandError) as refused:
         simulate(study)
     message = str(refused.value)
-    assert "1 are leased to other voters" in message and "would not help" not in message
+    assert "1 comparison of ballot 1 is left unanswered: 1 is leased to another voter" in message
+    assert "comes back to the pool as its lease (600 s) expires: wait for it" in message
+
+
+def test_comparisons_beyond_the_voters_ask_for_more_voters_besides_the_leased_ones():
+    # 56 comparisons, 8 voters answer 24 at most
+    study = make_study(n_tokens=8, cap=3, lease_seconds=600)
+    assert store.next_comparison(Voter.objects.create(study=study)) is not None
+    with pytest.raises(CommandError) as refused:
+        simulate(study)
+    message = str(refused.value)
+    assert "1 is leased to another voter until" in message and "would not help" not in message
+    assert "as its lease (600 s) expires: wait for it and run again" in message
     assert "beyond the 8 simulated voters (per-voter cap 3" in message
     assert "use more --voters" in message
 

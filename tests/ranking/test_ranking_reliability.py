@@ -9,6 +9,7 @@ import pytest
 from ranking import StudyVotes, rescore
 from ranking.crowd import underlying_similarity
 from ranking.evaluation.reliability import (
+    both_orientations,
     reliability_matrix,
     spearman_brown,
     split_half,
@@ -112,7 +113,32 @@ def test_a_target_study_is_split_per_target_with_a_macro_mean() -> None:
     assert result.headline is result.macro
 
 
-def test_alpha_equals_krippendorff_on_the_reliability_matrix(votes: StudyVotes) -> None:
+def swap_first_and_second(matrix: np.ndarray) -> np.ndarray:
+    """The reliability data with each pair's items the other way round, value by value."""
+    swapped = matrix.copy()
+    swapped[matrix == 0] = 1
+    swapped[matrix == 1] = 0
+    return swapped
+
+
+def renumbered(votes: StudyVotes, order: np.ndarray) -> StudyVotes:
+    """The same votes with item ``i`` called ``order[i]``."""
+    groups = None
+    if votes.groups is not None:
+        groups = np.empty_like(votes.groups)
+        groups[order] = votes.groups
+    return StudyVotes(
+        n_items=votes.n_items,
+        ballot=votes.ballot,
+        pairs=order[votes.pairs],
+        first_score=votes.first_score,
+        voter=votes.voter,
+        ballot_items=tuple(np.sort(order[b]) for b in votes.ballot_items),
+        groups=groups,
+    )
+
+
+def test_alpha_equals_krippendorff_on_the_doubled_reliability_matrix(votes: StudyVotes) -> None:
     matrix, pairs = reliability_matrix(votes)
     assert matrix.shape == (votes.n_voters, pairs.shape[0])
     assert np.all(np.sum(np.isfinite(matrix), axis=0) >= 2)
@@ -120,10 +146,46 @@ def test_alpha_equals_krippendorff_on_the_reliability_matrix(votes: StudyVotes) 
     assert targets == () and macro is None
     assert overall.units == pairs.shape[0] > 0
     assert overall.votes == int(np.isfinite(matrix).sum())
+    doubled = np.hstack([matrix, swap_first_and_second(matrix)])
+    np.testing.assert_array_equal(both_orientations(matrix), doubled)
     direct = krippendorff.alpha(
+        reliability_data=doubled, value_domain=[0, 1, 2], level_of_measurement="nominal"
+    )
+    assert overall.alpha == pytest.approx(direct, abs=1e-12)
+    one_way = krippendorff.alpha(
         reliability_data=matrix, value_domain=[0, 1, 2], level_of_measurement="nominal"
     )
-    assert overall.alpha == pytest.approx(direct)
+    assert abs(overall.alpha - one_way) > 0.05  # ids follow relatedness in a simulated study
+
+
+def test_renumbering_the_items_leaves_alpha_unchanged(votes: StudyVotes) -> None:
+    before = vote_alpha(votes)[0]
+    rng = np.random.default_rng(11)
+    for order in (rng.permutation(votes.n_items), np.arange(votes.n_items)[::-1].copy()):
+        after = vote_alpha(renumbered(votes, order))[0]
+        assert after.units == before.units and after.votes == before.votes
+        assert after.unanimous == before.unanimous
+        assert after.alpha == pytest.approx(before.alpha, abs=1e-12)
+
+
+def test_renumbering_the_items_leaves_a_target_studys_alpha_unchanged() -> None:
+    z, groups = target_similarities("exponential", 3, 6, np.random.default_rng(0))
+    _, study = simulate_study_votes(z, np.random.default_rng(1), n_ballots=1, m=20, groups=groups)
+    before = vote_alpha(study)
+    after = vote_alpha(renumbered(study, np.random.default_rng(4).permutation(study.n_items)))
+    assert after[0].alpha == pytest.approx(before[0].alpha, abs=1e-12)
+    assert after[2] is not None and before[2] is not None
+    assert after[2].alpha == pytest.approx(before[2].alpha, abs=1e-12)
+
+
+def test_a_crowd_that_always_prefers_the_lower_id_agrees_fully() -> None:
+    # Every voter chooses the lower id of every pair (ids sorted by relatedness): one
+    # orientation alone has a single value and no alpha; both orientations give full agreement.
+    small = hand_votes([(0, 1), (1, 0), (2, 3), (2, 3), (1, 2), (2, 1)], [1, 0, 1, 1, 1, 0],
+                       [0, 1, 0, 1, 0, 1])  # fmt: skip
+    result, _, _ = vote_alpha(small)
+    assert result.units == 3 and result.unanimous == 1.0
+    assert result.alpha == pytest.approx(1.0)
 
 
 def test_alpha_of_a_small_case_by_hand() -> None:
@@ -136,11 +198,13 @@ def test_alpha_of_a_small_case_by_hand() -> None:
         [0, 1, 2, 0, 1, 0, 2, 0],
     )
     result, _, _ = vote_alpha(small)
-    # n = 7 pairable values, n_first = 4, n_second = 1, n_tie = 2; the only disagreement is
-    # unit (2, 3): o_fs = o_sf = 1. D_o = 2 / 7, D_e = 2 (4*1 + 4*2 + 1*2) / (7 * 6) = 28 / 42,
-    # alpha = 1 - D_o / D_e = 4 / 7.
+    # Both orientations: n = 14 pairable values, n_first = n_second = 5, n_tie = 4; the only
+    # disagreement is unit (2, 3), twice: o_fs = o_sf = 2. D_o = 4 / 14,
+    # D_e = 2 (5*5 + 5*4 + 5*4) / (14 * 13) = 130 / 182, alpha = 1 - D_o / D_e = 3 / 5.
     assert result.units == 3 and result.votes == 7
-    assert result.alpha == pytest.approx(4 / 7)
+    assert result.alpha == pytest.approx(3 / 5)
+    # Units (0, 1) and (1, 3) were answered alike by every voter, (2, 3) was not.
+    assert result.unanimous == pytest.approx(2 / 3)
 
 
 def test_answers_are_oriented_to_the_pairs_lower_item_id() -> None:
@@ -166,3 +230,5 @@ def test_alpha_per_target_and_its_macro_mean() -> None:
     assert len(targets) == 3 and macro is not None
     assert sum(t.units for t in targets) == overall.units == macro.units
     assert macro.alpha == pytest.approx(np.mean([t.alpha for t in targets]))
+    agreed = sum(t.unanimous * t.units for t in targets)
+    assert macro.unanimous == pytest.approx(agreed / macro.units)

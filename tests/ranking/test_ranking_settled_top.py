@@ -41,7 +41,7 @@ def test_top_probabilities_lie_in_0_1_and_sum_to_the_expected_overlap(
     votes: StudyVotes, method: str
 ) -> None:
     result = settled_top(votes, np.random.default_rng(0), ks=(5, 10), resamples=30, method=method)  # type: ignore[arg-type]
-    assert [t.k for t in result.tops] == [5, 10, survivors(votes, 3)[0]]
+    assert [t.k for t in result.tops] == sorted([5, 10, survivors(votes, 3)[0]])
     assert any(np.any((t.probability > 0) & (t.probability < 1)) for t in result.tops)
     for top in result.tops:
         assert top.items.shape == top.probability.shape == (top.k,)
@@ -210,6 +210,18 @@ def test_the_current_top_is_the_ranking_after_the_ballot_asked_for(votes: StudyV
     assert result.after == 1
     with pytest.raises(ValueError, match="3 ballots, not 4"):
         settled_top(votes, np.random.default_rng(0), after=4)
+
+
+def test_the_survivors_top_is_the_next_ballots_items_listed_in_order_of_k(
+    votes: StudyVotes,
+) -> None:
+    sizes = [b.size for b in votes.ballot_items]
+    assert sizes[0] > sizes[1] > sizes[2] > 10
+    for after, next_items in ((1, sizes[1]), (2, sizes[2])):
+        result = settled_top(votes, np.random.default_rng(0), after=after, ks=(10, 50), resamples=5)
+        ks = [t.k for t in result.tops]
+        assert next_items in ks and sizes[after - 1] not in ks, after
+        assert ks == sorted({10, 50, next_items}), after
 
 
 def test_a_settled_top_says_so_in_plain_words() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from collector import wording
 from collector.management.commands._common import (
     actor,
     add_as_argument,
@@ -44,7 +45,8 @@ class Command(BaseCommand):
         recording.forgotten(actor(who), done)
         for result in done:
             line = (
-                f"{result.study}: {result.deleted} votes deleted ({result.returned} back to "
+                f"{result.study}: {wording.count(result.deleted, 'vote')} deleted "
+                f"({result.returned} back to "
                 f"other voters, {result.withdrawn} from scored ballots)"
             )
             if rescore and result.withdrawn:

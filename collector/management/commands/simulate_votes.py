@@ -6,6 +6,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 import ranking
+from collector import wording
 from collector.access import CHANGE
 from collector.audit.trail import record
 from collector.management.commands._common import (
@@ -100,7 +101,8 @@ class Command(BaseCommand):
         ballot.refresh_from_db(fields=["status"])
         if cast:
             record(actor(o["as_user"]), "votes.simulate", study, ballot=ballot.number, votes=cast)
-        self.stdout.write(f"{cast} votes cast on ballot {ballot.number}; it is {ballot.status}")
+        cast_votes = wording.count(cast, "vote")
+        self.stdout.write(f"{cast_votes} cast on ballot {ballot.number}; it is {ballot.status}")
         if ballot.status == Ballot.Status.OPEN and limit is None:
             raise CommandError(unanswered(study, ballot, [p.pk for p in people]))
         if wait and ballot.status != Ballot.Status.OPEN:
@@ -120,19 +122,26 @@ def unanswered(study: Study, ballot: Ballot, simulated: list[int]) -> str:
     reasons = []
     if n_held:
         until = held.aggregate(until=Max("lease_expires_at"))["until"]
+        one = n_held == 1
+        whom = "another voter" if one else "other voters"
         reasons.append(
-            f"{n_held} are leased to other voters until {timezone.localtime(until):%H:%M:%S} at "
-            f"the latest and come back to the pool as their leases ({study.lease_seconds} s) "
-            "expire: wait for them and run again"
+            f"{n_held} {'is' if one else 'are'} leased to {whom}"
+            f" until {timezone.localtime(until):%H:%M:%S} at the latest and come"
+            f"{'s' if one else ''} back to the pool as {'its lease' if one else 'their leases'} "
+            f"({study.lease_seconds} s) expire{'s' if one else ''}: wait for "
+            f"{'it' if one else 'them'} and run again"
             + (", more --voters would not help" if n_held == n_left else "")
         )
     if n_left > n_held:
+        beyond = n_left - n_held
         reasons.append(
-            f"{n_left - n_held} are beyond the {len(simulated)} simulated voters (per-voter cap "
+            f"{beyond} {'is' if beyond == 1 else 'are'} beyond the "
+            f"{wording.count(len(simulated), 'simulated voter')} (per-voter cap "
             f"{study.per_voter_cap}, and no voter answers the same pair twice): use more --voters"
         )
-    return f"{n_left} comparisons of ballot {ballot.number} are left unanswered: " + "; ".join(
-        reasons
+    return (
+        f"{wording.count(n_left, 'comparison')} of ballot {ballot.number} "
+        f"{'is' if n_left == 1 else 'are'} left unanswered: " + "; ".join(reasons)
     )
 
 

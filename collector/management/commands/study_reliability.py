@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from collector import wording
 from collector.management.commands._common import add_as_argument, get_study
 from collector.models import Ballot, Study
 from collector.studies import reliability
@@ -107,8 +108,8 @@ def table(study: Study, report: dict[str, Any]) -> str:
     alpha = report["alpha"]
     lines += [
         "",
-        f"Krippendorff's alpha {_n(alpha['alpha'])} over {alpha['units']} units "
-        f"({alpha['votes']} votes)",
+        f"Krippendorff's alpha {reliability.alpha_text(alpha)} "
+        f"({wording.count(alpha['votes'], 'vote')})",
     ]
     lines += [
         f"  {a['target']}: {_n(a['alpha'])} ({a['units']} units)" for a in alpha.get("targets", [])
