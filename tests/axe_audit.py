@@ -7,7 +7,7 @@ script: DevTools evaluates it, so the pages' Content-Security-Policy stays as it
 Each HTML document in a page's top frame is audited
 
 - when it has loaded (the ``load`` event; the result comes back through a binding; a test's
-  next ``page.goto`` waits for it),
+  next ``page.goto`` or ``page.reload`` waits for it),
 - when a test closes its page or context, and at the end of the test for every page still open,
 - whenever a test asks (:func:`audit`), for states reached without a navigation.
 
@@ -211,6 +211,7 @@ def audited() -> Iterator[None]:
         "new_page": Browser.new_page,
         "page_close": Page.close,
         "page_goto": Page.goto,
+        "page_reload": Page.reload,
         "context_close": BrowserContext.close,
     }
 
@@ -233,6 +234,10 @@ def audited() -> Iterator[None]:
         state.settle(self)  # a page left at once is still audited
         return originals["page_goto"](self, *args, **kwargs)
 
+    def page_reload(self: Page, *args: Any, **kwargs: Any) -> Any:
+        state.settle(self)
+        return originals["page_reload"](self, *args, **kwargs)
+
     def context_close(self: BrowserContext, *args: Any, **kwargs: Any) -> None:
         for page in self.pages:
             state.run(page, "close")
@@ -244,6 +249,7 @@ def audited() -> Iterator[None]:
             (Browser, "new_page", new_page),
             (Page, "close", page_close),
             (Page, "goto", page_goto),
+            (Page, "reload", page_reload),
             (BrowserContext, "close", context_close),
         ):
             mp.setattr(cls, name, replacement)
