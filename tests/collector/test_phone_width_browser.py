@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from collector import jobs
 from collector.evaluation import paired
 from collector.exports import registry
-from collector.models import Evaluation, Study
+from collector.models import Ballot, Evaluation, Study
 from collector.participants import forgetting
 from tests.browser import logged_in, shot
 from tests.collector.helpers import finished_study, finished_target_study, staff_user
@@ -79,6 +79,14 @@ def evaluate(study: Study, name: str, tmp_path, reverse: bool = False) -> Evalua
     return Evaluation.objects.get(study=study, name=name)
 
 
+def as_voter(browser, base: str, client: Client) -> Page:
+    """A phone-sized page in the browser of the voter whose session ``client`` holds."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
+                          "url": base}])  # fmt: skip
+    return context.new_page()
+
+
 @override_settings(EVALUATION_RESAMPLES=20)
 def compare(study: Study, a: Evaluation, b: Evaluation) -> None:
     """Model A minus model B, computed here."""
@@ -109,6 +117,11 @@ def test_every_staff_voter_and_public_page_fits_a_phone(
     start(voter, running.slug, "?PROLIFIC_PID=pp-phone&STUDY_ID=st&SESSION_ID=se")
     for _ in range(2):
         answer(voter, running.slug, current(voter, running.slug)["comparison"]["id"])
+    waiting = make_study(created_by=owner, slug="sales-pilot-waiting",
+                         name="Sales and marketing relatedness, waiting")  # fmt: skip
+    waiting_voter = Client()
+    start(waiting_voter, waiting.slug, "?PROLIFIC_PID=pp-wait&STUDY_ID=st&SESSION_ID=se")
+    Ballot.objects.filter(study=waiting).update(status=Ballot.Status.PENDING)
     base = live_server.url
     problems: list[str] = []
 
@@ -143,11 +156,12 @@ def test_every_staff_voter_and_public_page_fits_a_phone(
         response = staff.goto(base + path)
         assert response is not None and response.ok, (name, response and response.status)
         fits_a_phone(staff, name, problems)
-    # The ballots table of a study not yet opened shows its button in the window.
+    # The ballots table of a study not yet opened shows its button within the window's width,
+    # not past the edge of a box scrolled sideways.
     staff.goto(f"{base}/staff/{fresh.slug}/")
     button = staff.get_by_role("button", name="Open ballot 1")
-    button.scroll_into_view_if_needed()
-    expect(button).to_be_in_viewport(ratio=1)
+    expect(button).to_be_visible()
+    assert button.evaluate("b => b.getBoundingClientRect().right") <= WIDTH
     staff.context.close()
 
     anonymous = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}).new_page()
@@ -162,11 +176,15 @@ def test_every_staff_voter_and_public_page_fits_a_phone(
     fits_a_phone(anonymous, "voter-declined", problems)
     anonymous.context.close()
 
+    # The "no pairs right now" page (the ballot closed under the voter).
+    page = as_voter(browser, base, waiting_voter)
+    page.goto(f"{base}/s/{waiting.slug}/wait/")
+    expect(page.locator("#waiting")).to_be_visible()
+    fits_a_phone(page, "voter-wait", problems)
+    page.context.close()
+
     # The done page (the voter who answered their 2), then the deleted page (their data gone).
-    finished_voter = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    finished_voter.add_cookies([{"name": "sessionid", "value": voter.cookies["sessionid"].value,
-                                 "url": base}])  # fmt: skip
-    page = finished_voter.new_page()
+    page = as_voter(browser, base, voter)
     page.goto(f"{base}/s/{running.slug}/done/")
     expect(page.get_by_role("heading", level=1)).to_be_visible()
     fits_a_phone(page, "voter-done", problems)
@@ -174,6 +192,6 @@ def test_every_staff_voter_and_public_page_fits_a_phone(
     page.goto(f"{base}/s/{running.slug}/vote/")
     expect(page.get_by_role("heading", name="Your data was deleted")).to_be_visible()
     fits_a_phone(page, "voter-deleted", problems)
-    finished_voter.close()
+    page.context.close()
 
     assert problems == [], "\n".join(problems)
