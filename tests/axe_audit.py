@@ -7,7 +7,8 @@ script: DevTools evaluates it, so the pages' Content-Security-Policy stays as it
 Each HTML document in a page's top frame is audited
 
 - when it has loaded (the ``load`` event; the result comes back through a binding; a test's
-  next ``page.goto`` waits for it),
+  next ``page.goto``, ``page.reload`` or ``locator.click``, which may leave the document,
+  waits for it),
 - when a test closes its page or context, and at the end of the test for every page still open,
 - whenever a test asks (:func:`audit`), for states reached without a navigation.
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext, Locator, Page
 
 __all__ = ["AXE_SOURCE", "Audit", "audit", "audited", "axe_audit", "take_problems"]
 
@@ -211,7 +212,9 @@ def audited() -> Iterator[None]:
         "new_page": Browser.new_page,
         "page_close": Page.close,
         "page_goto": Page.goto,
+        "page_reload": Page.reload,
         "context_close": BrowserContext.close,
+        "locator_click": Locator.click,
     }
 
     def new_context(self: Browser, *args: Any, **kwargs: Any) -> BrowserContext:
@@ -233,6 +236,14 @@ def audited() -> Iterator[None]:
         state.settle(self)  # a page left at once is still audited
         return originals["page_goto"](self, *args, **kwargs)
 
+    def page_reload(self: Page, *args: Any, **kwargs: Any) -> Any:
+        state.settle(self)
+        return originals["page_reload"](self, *args, **kwargs)
+
+    def locator_click(self: Locator, *args: Any, **kwargs: Any) -> None:
+        state.settle(self.page)  # a click that follows a link or sends a form leaves it
+        originals["locator_click"](self, *args, **kwargs)
+
     def context_close(self: BrowserContext, *args: Any, **kwargs: Any) -> None:
         for page in self.pages:
             state.run(page, "close")
@@ -244,7 +255,9 @@ def audited() -> Iterator[None]:
             (Browser, "new_page", new_page),
             (Page, "close", page_close),
             (Page, "goto", page_goto),
+            (Page, "reload", page_reload),
             (BrowserContext, "close", context_close),
+            (Locator, "click", locator_click),
         ):
             mp.setattr(cls, name, replacement)
         _current = state

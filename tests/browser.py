@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
-from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
 from tests.axe_audit import audit, audited, axe_audit
 
@@ -18,7 +17,6 @@ __all__ = [
     "audit",
     "axe_audit",
     "browser",
-    "leave",
     "logged_in",
     "orm_beside_playwright_loop",
     "shot",
@@ -62,17 +60,6 @@ def shot(page, name: str) -> None:
     folder = os.environ.get("SCREENSHOT_DIR")
     if folder:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
-
-
-def leave(page: Page, url: str) -> None:
-    """Go to ``url`` from a page whose script may reload it at any moment (a model's page when
-    its evaluation ends): a navigation that reload aborted, or interrupted, is made again."""
-    try:
-        page.goto(url)
-    except PlaywrightError as exc:
-        if "ERR_ABORTED" not in str(exc) and "interrupted by another navigation" not in str(exc):
-            raise
-        page.goto(url)
 
 
 def stand_in(body: str, title: str = "Elsewhere") -> str:

@@ -4,8 +4,10 @@
 // shows computing, it fetches its leaderboard again (models/board: the server's rendering of
 // staff/_models_board.html) and puts it in place of the old one, and #models-news (a live
 // region) says what ended. What staff type in the upload form, the focus, the models chosen in
-// the comparison form and the tables' scroll stay. A model's page (no form) reloads once its
-// evaluation has ended, with the figures or the reason its file was refused.
+// the comparison form and the tables' scroll stay. A model's page does not reload either: once
+// its evaluation has ended it fetches itself again and puts the new page's content (the figures,
+// or the reason its file was refused) in place of the old, and #model-news (a live region) says
+// so. No navigation: nothing that leaves the page (a link followed meanwhile) races a reload.
 (function () {
   "use strict";
   // A refused upload: the study page opens at its form (#evaluate), the message in view. (Not a
@@ -70,6 +72,25 @@
     return null;
   }
 
+  // A model's page: the content of the page as it is now, in place of the old (the live region
+  // kept, so that it is heard); false: not now (try again later).
+  async function swapPage(said) {
+    var resp = await fetch(window.location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } });
+    if (!resp.ok) return false;
+    var fresh = new DOMParser().parseFromString(await resp.text(), "text/html").getElementById("main");
+    var main = document.getElementById("main");
+    var kept = document.getElementById("model-news");
+    if (!fresh || !main) return false;
+    Array.prototype.slice.call(main.childNodes).forEach(function (node) {
+      if (node !== kept) main.removeChild(node);
+    });
+    Array.prototype.slice.call(fresh.childNodes).forEach(function (node) {
+      main.appendChild(document.adoptNode(node));
+    });
+    if (kept) kept.textContent = "The evaluation ended: " + (said.length ? said.join("; ") : "see below") + ".";
+    return true;
+  }
+
   // Put the server's new leaderboard in place of the old one; false: not now (try again later).
   async function swap() {
     var resp = await fetch(boardUrl, { credentials: "same-origin", headers: { "Accept": "text/html" } });
@@ -117,8 +138,9 @@
         var data = await resp.json();
         showProgress(data);
         var end = ended(data, shownPending());
-        if (end.changed && !boardUrl) { window.location.reload(); return; }
-        if (end.changed && await swap()) {
+        if (end.changed && !boardUrl) {
+          if (await swapPage(end.said)) return;
+        } else if (end.changed && await swap()) {
           showProgress(data);
           if (news && end.said.length) news.textContent = "Leaderboard updated: " + end.said.join("; ") + ".";
         }

@@ -11,7 +11,7 @@ from django.test import override_settings
 from playwright.sync_api import expect
 
 from collector.models import Evaluation, Item
-from tests.browser import audit, leave, logged_in, shot
+from tests.browser import audit, logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import BAD_FILES, gzip_bomb, scores_csv
 
@@ -66,9 +66,9 @@ def test_staff_evaluate_two_models_and_read_the_leaderboard(
         page.get_by_label("File holds").select_option("scores")
         page.get_by_label("Scores or vectors file").set_input_files(str(path))
         page.get_by_role("button", name="Evaluate").click()
-        # The model's page (its "was uploaded" line goes when the page reloads on the end).
+        # The model's page (its "was uploaded" line goes when the page updates on the end).
         expect(page).to_have_url(re.compile(rf"{live_server.url}/staff/gold/models/\d+/$"))
-        leave(page, f"{live_server.url}/staff/gold/")  # the model's page may be reloading
+        page.goto(f"{live_server.url}/staff/gold/")
         # The study page never reloads itself: the next upload is typed at once, even while the
         # first model is still running.
     page.evaluate("window.stillHere = true")  # gone if the page reloads
@@ -210,8 +210,11 @@ def test_an_upload_answers_at_once_and_its_page_follows_the_reading_then_shows_t
         re.compile(r"reading the file [1-9]"), timeout=60_000
     )
     shot(page, "evaluation-reading-progress")
-    # The page reloads itself once the job has ended, with the figures.
+    page.evaluate("window.stillHere = true")  # gone if the page reloads
+    # Once the job has ended the page shows the figures in place, and says so.
     expect(page.get_by_role("heading", name="Per area")).to_be_visible(timeout=240_000)
+    expect(page.locator("#model-news")).to_have_text("The evaluation ended: “long glove” done.")
+    assert page.evaluate("window.stillHere") is True
     expect(page.locator("body")).to_contain_text("glove.50k.txt: word vectors (glove)")
     shot(page, "evaluation-read-and-evaluated")
     evaluation.refresh_from_db()

@@ -34,7 +34,7 @@ from collector.models import (
     Voter,
 )
 from collector.voting.participant_ids import participant_key
-from tests.browser import leave, logged_in, shot
+from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user, wait_closed, wait_for
 from tests.collector.target_words import SIZES, THEMES, target_list
 
@@ -343,7 +343,7 @@ def test_a_target_study_of_real_words_runs_end_to_end(
     cosines = [glove.cosine(i.token_a.text, i.token_b.text) for i in items.select_related(
         "token_a", "token_b")]  # fmt: skip
     assert np.allclose(evaluation.item_scores, cosines, atol=1e-6)
-    leave(page, f"{live_server.url}/staff/{study.slug}/")  # the model's page may be reloading
+    page.goto(f"{live_server.url}/staff/{study.slug}/")
     row = page.locator(f'tr[data-evaluation="{evaluation.pk}"]')
     expect(row.locator(".status")).to_have_text("done")
     expect(row).to_contain_text("GloVe 6B 50d")
