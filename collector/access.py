@@ -24,7 +24,7 @@ import rules
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import BigIntegerField, OuterRef, QuerySet, Subquery, Value
-from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http import Http404, HttpRequest
 
 from collector.models import Study, StudyMember
 
@@ -45,9 +45,9 @@ ROLES_FOR = {
 }
 REFUSED = {
     VIEW: "You are not a member of this study.",
-    CHANGE: "Your role in this study (viewer) changes nothing: ask an owner for the editor role.",
+    CHANGE: "Your role in this study ({role}) changes nothing: ask an owner for the editor role.",
     PARTICIPANTS: "Participant data (platform ids, per-voter files) is for the study's owners "
-    "and editors.",
+    "and editors; your role in this study is {role}.",
     OWN: "Only an owner of this study may do this.",
 }
 
@@ -105,10 +105,15 @@ def visible_studies(user) -> QuerySet[Study]:
     return studies if user.is_superuser else studies.filter(member_role__isnull=False)
 
 
+def refusal(user, study: Study, perm: str) -> str:
+    """What a member short of ``perm`` is told (:data:`REFUSED`, naming their role)."""
+    return REFUSED[perm].format(role=role_of(user, study) or "none")
+
+
 def check(user, study: Study, perm: str) -> None:
     """Raise 403 unless the user holds ``perm`` on the study (a member short of the role)."""
     if not user.has_perm(perm, study):
-        raise PermissionDenied(REFUSED[perm])
+        raise PermissionDenied(refusal(user, study, perm))
 
 
 def get_study(request: HttpRequest, slug: str, perm: str = VIEW) -> Study:
@@ -119,10 +124,3 @@ def get_study(request: HttpRequest, slug: str, perm: str = VIEW) -> Study:
         raise Http404("No such study of yours.")
     check(request.user, study, perm)
     return study
-
-
-def download(lines, filename: str, content_type: str = "text/csv") -> StreamingHttpResponse:
-    """A streamed text download (CSV by default)."""
-    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response

@@ -11,8 +11,9 @@ through :data:`EXPORTS`:
 - ``get(name).columns(study)`` the CSV/TSV header, a JSON Lines object's keys, or a JSON
   document's top-level keys (tests check the writers against them);
 - :func:`for_release` the files with no personal data, fit for a public release;
-- ``get(name).study_permission`` who may read it (:data:`ACCESS`: a participant-data file needs
-  :data:`collector.access.PARTICIPANTS`, owners and editors), which the download view checks;
+- ``get(name).permission`` who may read it (a permission of :data:`collector.access.ROLES_FOR`:
+  a participant-data file needs ``access.PARTICIPANTS``, owners and editors), which the download
+  view checks;
   :func:`readable` the files a user may read, which the pages list.
 
 Every CSV and TSV file goes through :mod:`collector.csv_cells` (spreadsheet formulas neutralised).
@@ -32,14 +33,10 @@ from collector.models import Study
 from collector.staff.crowd import NotEnoughVotes
 from collector.studies.lifecycle import NotFinished
 
-# Who may read a file (``Export.permission``): anyone who may see the study ...
-VIEW = "view"
-# ... or only those who may see its participants' data (per-voter figures, free text).
-PARTICIPANT_DATA = "participant_data"
-PERMISSIONS = (VIEW, PARTICIPANT_DATA)
-# The study permission (collector.access) a reader needs for each: viewers read no participant
-# data (owners and editors do).
-ACCESS = {VIEW: access.VIEW, PARTICIPANT_DATA: access.PARTICIPANTS}
+# Who may read a file (``Export.permission``): a permission of :data:`collector.access.ROLES_FOR`,
+# the table every view asks: anyone who may see the study (``access.VIEW``), or only those who
+# may see its participants' data (``access.PARTICIPANTS``: per-voter figures, free text).
+PERMISSIONS = (access.VIEW, access.PARTICIPANTS)
 
 CSV = "text/csv"
 TSV = "text/tab-separated-values"
@@ -56,8 +53,6 @@ Refused = tuple(REFUSALS)
 
 __all__ = [
     "EXPORTS",
-    "PARTICIPANT_DATA",
-    "VIEW",
     "Export",
     "Options",
     "Refused",
@@ -66,15 +61,15 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Export:
+@dataclass(frozen=True, kw_only=True)
+class Export:  # rows name every field
     name: str  # the file's name: downloaded as "<slug>-<name>"
     path: str  # its URL under /staff/<slug>/
     url_name: str  # its URL's name
     media_type: str
     columns: Callable[[Study], list[str]]
     writer: Callable[[Study, Options], Iterator[str]]
-    permission: str  # VIEW or PARTICIPANT_DATA
+    permission: str  # access.VIEW or access.PARTICIPANTS
     release: bool  # no personal data: fit for a public release
     description: str
     targets_only: bool = False  # an area study has none (NotATargetStudy)
@@ -83,13 +78,8 @@ class Export:
     def __post_init__(self) -> None:
         if self.permission not in PERMISSIONS:
             raise ValueError(f"{self.name}: permission {self.permission!r} not in {PERMISSIONS}")
-        if self.release and self.permission != VIEW:
+        if self.release and self.permission != access.VIEW:
             raise ValueError(f"{self.name}: a file with participant data is never released")
-
-    @property
-    def study_permission(self) -> str:
-        """The study permission a reader needs (:data:`ACCESS`)."""
-        return ACCESS[self.permission]
 
     def filename(self, study: Study) -> str:
         return f"{study.slug}-{self.name}"
@@ -120,82 +110,189 @@ def _study_only(write: Callable[[Study], Iterator[str]]) -> Callable[[Study, Opt
 
 EXPORTS: tuple[Export, ...] = (
     Export(
-        "ranking.csv", "ranking.csv", "staff-ranking-csv", CSV, study_files.ranking_header,
-        _study_only(study_files.ranking_csv), VIEW, True,
-        "The final ranking, best first.", finished_only=True,
+        name="ranking.csv",
+        path="ranking.csv",
+        url_name="staff-ranking-csv",
+        media_type=CSV,
+        columns=study_files.ranking_header,
+        writer=_study_only(study_files.ranking_csv),
+        permission=access.VIEW,
+        release=True,
+        description="The final ranking, best first.",
+        finished_only=True,
     ),
     Export(
-        "ranking.jsonl", "ranking.jsonl", "staff-ranking-jsonl", JSONL, study_files.ranking_header,
-        _study_only(study_files.ranking_jsonl), VIEW, True,
-        "The final ranking for tools, tokens exact.", finished_only=True,
+        name="ranking.jsonl",
+        path="ranking.jsonl",
+        url_name="staff-ranking-jsonl",
+        media_type=JSONL,
+        columns=study_files.ranking_header,
+        writer=_study_only(study_files.ranking_jsonl),
+        permission=access.VIEW,
+        release=True,
+        description="The final ranking for tools, tokens exact.",
+        finished_only=True,
     ),
     Export(
-        "votes.csv", "votes.csv", "staff-votes-csv", CSV, _fixed(study_files.VOTES_HEADER),
-        _study_only(study_files.votes_csv), VIEW, True,
-        "Every vote, voters as pseudonyms.",
+        name="votes.csv",
+        path="votes.csv",
+        url_name="staff-votes-csv",
+        media_type=CSV,
+        columns=_fixed(study_files.VOTES_HEADER),
+        writer=_study_only(study_files.votes_csv),
+        permission=access.VIEW,
+        release=True,
+        description="Every vote, voters as pseudonyms.",
     ),
     Export(
-        "items.csv", "items.csv", "staff-items-csv", CSV, _fixed(study_files.ITEMS_HEADER),
-        _study_only(study_files.items_csv), VIEW, True, "The study's items.",
+        name="items.csv",
+        path="items.csv",
+        url_name="staff-items-csv",
+        media_type=CSV,
+        columns=_fixed(study_files.ITEMS_HEADER),
+        writer=_study_only(study_files.items_csv),
+        permission=access.VIEW,
+        release=True,
+        description="The study's items.",
     ),
     Export(
-        "gold.tsv", "gold.tsv", "staff-gold-tsv", TSV, _fixed(dataset.GOLD_COLUMNS),
-        _study_only(dataset.gold_tsv), VIEW, True,
-        "The gold in WordSim style, scores 0-10.", finished_only=True,
+        name="gold.tsv",
+        path="gold.tsv",
+        url_name="staff-gold-tsv",
+        media_type=TSV,
+        columns=_fixed(dataset.GOLD_COLUMNS),
+        writer=_study_only(dataset.gold_tsv),
+        permission=access.VIEW,
+        release=True,
+        description="The gold in WordSim style, scores 0-10.",
+        finished_only=True,
     ),
     Export(
-        "comparisons.csv", "comparisons.csv", "staff-comparisons-csv", CSV,
-        _fixed(list(target_files.COMPARISONS_HEADER)), _study_only(target_files.comparisons_csv),
-        VIEW, True, "A target study's binary comparisons.", targets_only=True,
+        name="comparisons.csv",
+        path="comparisons.csv",
+        url_name="staff-comparisons-csv",
+        media_type=CSV,
+        columns=_fixed(list(target_files.COMPARISONS_HEADER)),
+        writer=_study_only(target_files.comparisons_csv),
+        permission=access.VIEW,
+        release=True,
+        description="A target study's binary comparisons.",
+        targets_only=True,
     ),
     Export(
-        "gold-grouped.csv", "gold-grouped.csv", "staff-gold-grouped-csv", CSV,
-        _fixed(target_files.GROUPED_HEADER), _study_only(target_files.gold_grouped_csv), VIEW,
-        True, "A target study's gold grouped by target.", targets_only=True, finished_only=True,
+        name="gold-grouped.csv",
+        path="gold-grouped.csv",
+        url_name="staff-gold-grouped-csv",
+        media_type=CSV,
+        columns=_fixed(target_files.GROUPED_HEADER),
+        writer=_study_only(target_files.gold_grouped_csv),
+        permission=access.VIEW,
+        release=True,
+        description="A target study's gold grouped by target.",
+        targets_only=True,
+        finished_only=True,
     ),
     Export(
-        "dataset.json", "dataset.json", "staff-dataset-json", JSON, dataset.card_keys,
-        dataset.dataset_json, VIEW, True, "The dataset card.", finished_only=True,
+        name="dataset.json",
+        path="dataset.json",
+        url_name="staff-dataset-json",
+        media_type=JSON,
+        columns=dataset.card_keys,
+        writer=dataset.dataset_json,
+        permission=access.VIEW,
+        release=True,
+        description="The dataset card.",
+        finished_only=True,
     ),
     Export(
-        "ballots.csv", "ballots.csv", "staff-ballots-csv", CSV,
-        _fixed(staff_files.BALLOTS_HEADER), staff_files.ballots_csv, VIEW, False,
-        "The live figures per ballot.",
+        name="ballots.csv",
+        path="ballots.csv",
+        url_name="staff-ballots-csv",
+        media_type=CSV,
+        columns=_fixed(staff_files.BALLOTS_HEADER),
+        writer=staff_files.ballots_csv,
+        permission=access.VIEW,
+        release=False,
+        description="The live figures per ballot.",
     ),
     Export(
-        "interim.csv", "interim.csv", "staff-interim-csv", CSV,
-        _fixed(staff_files.INTERIM_HEADER), staff_files.interim_csv, VIEW, False,
-        "The interim ranking after the latest closed ballot.",
+        name="interim.csv",
+        path="interim.csv",
+        url_name="staff-interim-csv",
+        media_type=CSV,
+        columns=_fixed(staff_files.INTERIM_HEADER),
+        writer=staff_files.interim_csv,
+        permission=access.VIEW,
+        release=False,
+        description="The interim ranking after the latest closed ballot.",
     ),
     Export(
-        "voters.csv", "voters.csv", "staff-voters-csv", CSV, _fixed(staff_files.VOTERS_HEADER),
-        staff_files.voters_csv, PARTICIPANT_DATA, False,
-        "Each voter's figures, flags and exclusion (with its reason).",
+        name="voters.csv",
+        path="voters.csv",
+        url_name="staff-voters-csv",
+        media_type=CSV,
+        columns=_fixed(staff_files.VOTERS_HEADER),
+        writer=staff_files.voters_csv,
+        permission=access.PARTICIPANTS,
+        release=False,
+        description="Each voter's figures, flags and exclusion (with its reason).",
     ),
     Export(
-        "checks.csv", "checks.csv", "staff-checks-csv", CSV, _fixed(staff_files.CHECKS_HEADER),
-        staff_files.checks_csv, VIEW, False, "Each attention check's figures.",
+        name="checks.csv",
+        path="checks.csv",
+        url_name="staff-checks-csv",
+        media_type=CSV,
+        columns=_fixed(staff_files.CHECKS_HEADER),
+        writer=staff_files.checks_csv,
+        permission=access.VIEW,
+        release=False,
+        description="Each attention check's figures.",
     ),
     Export(
-        "crowd.csv", "crowd.csv", "staff-crowd-csv", CSV, _fixed(staff_files.CROWD_HEADER),
-        staff_files.crowd_csv, PARTICIPANT_DATA, False, "Each voter's fitted noise.",
+        name="crowd.csv",
+        path="crowd.csv",
+        url_name="staff-crowd-csv",
+        media_type=CSV,
+        columns=_fixed(staff_files.CROWD_HEADER),
+        writer=staff_files.crowd_csv,
+        permission=access.PARTICIPANTS,
+        release=False,
+        description="Each voter's fitted noise.",
     ),
     Export(
-        "crowd.json", "crowd.json", "staff-crowd-json", JSON, _fixed(staff_files.CROWD_KEYS),
-        staff_files.crowd_json, PARTICIPANT_DATA, False,
-        "The crowd file (python -m ranking.simulate run --crowd).",
+        name="crowd.json",
+        path="crowd.json",
+        url_name="staff-crowd-json",
+        media_type=JSON,
+        columns=_fixed(staff_files.CROWD_KEYS),
+        writer=staff_files.crowd_json,
+        permission=access.PARTICIPANTS,
+        release=False,
+        description="The crowd file (python -m ranking.simulate run --crowd).",
     ),
     Export(
-        "leaderboard.csv", "models/leaderboard.csv", "staff-leaderboard-csv", CSV,
-        staff_files.leaderboard_header, staff_files.leaderboard_csv, VIEW, False,
-        "The models evaluated against the study.",
+        name="leaderboard.csv",
+        path="models/leaderboard.csv",
+        url_name="staff-leaderboard-csv",
+        media_type=CSV,
+        columns=staff_files.leaderboard_header,
+        writer=staff_files.leaderboard_csv,
+        permission=access.VIEW,
+        release=False,
+        description="The models evaluated against the study.",
     ),
     Export(
-        "leaderboard.json", "models/leaderboard.json", "staff-leaderboard-json", JSON,
-        _fixed(staff_files.LEADERBOARD_KEYS), staff_files.leaderboard_json, VIEW, False,
-        "The models evaluated against the study, with the gold's provenance.",
+        name="leaderboard.json",
+        path="models/leaderboard.json",
+        url_name="staff-leaderboard-json",
+        media_type=JSON,
+        columns=_fixed(staff_files.LEADERBOARD_KEYS),
+        writer=staff_files.leaderboard_json,
+        permission=access.VIEW,
+        release=False,
+        description="The models evaluated against the study, with the gold's provenance.",
     ),
-)  # fmt: skip
+)
 _BY_NAME = {export.name: export for export in EXPORTS}
 
 
@@ -217,7 +314,7 @@ def for_permission(permissions: set[str]) -> tuple[Export, ...]:
 
 def readable(user, study: Study) -> frozenset[str]:
     """The names of the exports ``user`` may read of ``study`` (the pages list only these)."""
-    allowed = {perm for perm, needs in ACCESS.items() if user.has_perm(needs, study)}
+    allowed = {perm for perm in PERMISSIONS if user.has_perm(perm, study)}
     return frozenset(export.name for export in for_permission(allowed))
 
 

@@ -12,18 +12,31 @@ binary comparisons the same way (``row`` numbers them from 1; an area study is a
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import download, get_study, staff_required
+from collector.access import get_study, staff_required
 from collector.exports import registry, study_files, target_files
 from collector.exports.options import Options
 from collector.models import Vote
 from collector.staff.study_api import ERRORS, PAGING, Conflict, StudyView, page, paging
 from collector.studies import lifecycle
+
+
+def download(lines, filename: str, content_type: str = "text/csv") -> StreamingHttpResponse:
+    """A streamed text download (CSV by default)."""
+    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 @staff_required
@@ -34,7 +47,7 @@ def export_file(request: HttpRequest, slug: str, export: str) -> HttpResponseBas
     yet (not finished, too few votes: 409) or at all (not a target study: 404) gets the reason:
     as text, or as ``{"detail": ...}`` for a JSON file."""
     found = registry.get(export)
-    study = get_study(request, slug, found.study_permission)
+    study = get_study(request, slug, found.permission)
     options = Options(
         base_url=request.build_absolute_uri(f"/staff/{slug}/"), query=request.GET.dict()
     )

@@ -11,6 +11,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from collector import access
 from collector.exports import registry
 from collector.models import Study, StudyMember
 from tests.collector.helpers import finished_target_study, make_study, staff_user
@@ -124,7 +125,7 @@ def test_a_viewer_gets_403_for_every_participant_data_file_and_an_editor_gets_it
             e.name for e in registry.EXPORTS
             if client.get(reverse(e.url_name, args=["team"])).status_code == 403
         }  # fmt: skip
-    personal = {e.name for e in registry.EXPORTS if e.permission == registry.PARTICIPANT_DATA}
+    personal = {e.name for e in registry.EXPORTS if e.permission == access.PARTICIPANTS}
     assert got == {"viewer": personal, "editor": set()}
 
 
@@ -134,10 +135,10 @@ def test_a_release_holds_only_files_without_participant_data():
         "ranking.csv", "ranking.jsonl", "votes.csv", "items.csv", "gold.tsv", "comparisons.csv",
         "gold-grouped.csv", "dataset.json",
     }  # fmt: skip
-    personal = {e.name for e in registry.EXPORTS if e.permission == registry.PARTICIPANT_DATA}
+    personal = {e.name for e in registry.EXPORTS if e.permission == access.PARTICIPANTS}
     assert personal == {"voters.csv", "crowd.csv", "crowd.json"}
     assert not released & personal
-    assert {e.name for e in registry.for_permission({registry.VIEW})} == {
+    assert {e.name for e in registry.for_permission({access.VIEW})} == {
         e.name for e in registry.EXPORTS
     } - personal
 

@@ -30,7 +30,7 @@ from collector.releases import releasing
 from collector.staff import crowd
 from collector.staff import urls as staff_urls
 from tests.collector.helpers import finished_target_study, staff_user
-from tests.factories import add_checks
+from tests.factories import add_checks, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -361,3 +361,18 @@ def test_a_viewer_is_shown_no_link_to_a_participant_data_file_nor_the_look_up(
             'name="platform_id"' in pages,
         )
     assert seen == {"viewer": ([], False), "editor": (list(links), True)}
+
+
+def test_a_refusal_names_the_members_own_role(client):
+    owner = staff_user(username="olga")
+    study = make_study(created_by=owner, slug="told")
+    viewer = staff_user(username="vic")
+    StudyMember.objects.create(study=study, user=viewer, role="viewer")
+    client.force_login(viewer)
+    api = "/api/v1/staff/studies/told"
+    changed = client.patch(f"{api}/reliability", {"threshold": 0.9}, "application/json")
+    assert changed.status_code == 403
+    assert "Your role in this study (viewer) changes nothing" in changed.json()["detail"]
+    found = client.post(f"{api}/voters/find", {"platform_id": "P"}, "application/json")
+    assert found.status_code == 403
+    assert "your role in this study is viewer" in found.json()["detail"]

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from collector.access import CHANGE, REFUSED, VIEW
+from collector.access import CHANGE, VIEW, refusal
 from collector.audit.trail import Actor, command_actor
 from collector.models import Ballot, Study
 from collector.participants.data import MAX_PLATFORM_ID
@@ -48,7 +48,7 @@ def get_study(slug: str, as_user: str | None = None, perm: str = VIEW) -> Study:
     if user is not None and not user.has_perm(perm, study):
         if not user.has_perm(VIEW, study):
             raise CommandError(f"--as {as_user}: not a member of study {slug}")
-        raise CommandError(f"--as {as_user}: {REFUSED[perm]}")
+        raise CommandError(f"--as {as_user}: {refusal(user, study, perm)}")
     return study
 
 
