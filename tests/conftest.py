@@ -121,14 +121,14 @@ def real_stack_check() -> None:
     _purge_own_queues()
 
 
-def _purge_own_queues() -> None:
+def _purge_own_queues(queues: tuple[str, ...] | None = None) -> None:
     """Empty this run's queues (named with its prefix, :func:`_own_queues`) as the run starts: a
     run stopped early (``-x``, Ctrl-C) leaves its jobs queued, naming rows of a database that is
     gone, and the next run of the same prefix would otherwise deliver them."""
     from config.celery import app
 
     with app.connection_for_write() as connection:
-        for name in WORKER_QUEUES:
+        for name in WORKER_QUEUES if queues is None else queues:
             connection.default_channel.queue_purge(name)
 
 
@@ -195,6 +195,26 @@ def closes_sent_are_finished(request, django_db_blocker) -> Iterator[None]:
                 pytest.fail(f"the closes of ballots {sorted(sent)} or the fits of studies "
                             f"{sorted(fits)} did not end in 120 s")  # fmt: skip
             time.sleep(0.1)
+
+
+@pytest.fixture
+def closes_held(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A ballot's close is not sent to a worker: the ballot stays ``closing``; the list holds the
+    ids of the ballots whose close was asked for (a test finishes them itself, or not at all)."""
+    from collector import jobs
+
+    asked: list[int] = []
+    monkeypatch.setattr(jobs, "send_finish_close", asked.append)
+    return asked
+
+
+@pytest.fixture
+def closes_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ballot's close runs at once in this process, as the worker would run it."""
+    from collector import jobs
+    from collector.studies import lifecycle
+
+    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
 
 
 @pytest.fixture

@@ -54,13 +54,11 @@ def test_the_admin_never_shows_a_voters_token(client):
 
 
 def test_the_votes_list_shows_both_items_tokens_and_filters_by_the_users_own_studies(
-    client, monkeypatch
+    closes_held, client, monkeypatch
 ):
-    from collector import jobs
     from collector.models import Vote
     from tests.collector.helpers import simulate
 
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     mine, theirs = staff_with_view_permissions("mine"), staff_with_view_permissions("theirs")
     own = make_study(created_by=mine, slug="own-study", name="Own study")
     other = make_study(created_by=theirs, slug="other-study", name="Other study")
@@ -84,11 +82,9 @@ def test_the_votes_list_shows_both_items_tokens_and_filters_by_the_users_own_stu
     assert client.get("/admin/collector/vote/?study=nonsense").status_code in (200, 302)
 
 
-def test_a_superuser_filters_votes_by_any_study(client, monkeypatch):
-    from collector import jobs
+def test_a_superuser_filters_votes_by_any_study(closes_held, client, monkeypatch):
     from tests.collector.helpers import simulate
 
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     root = get_user_model().objects.create_superuser("root", password="x" * 16)
     a, b = make_study(name="Study A"), make_study(name="Study B")
     simulate(a, limit=2)

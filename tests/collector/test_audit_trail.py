@@ -12,7 +12,6 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.test import override_settings
 
-from collector import jobs
 from collector.audit import trail
 from collector.models import AuditEntry, Evaluation, Study, Voter
 from collector.studies import members
@@ -38,8 +37,9 @@ def actions(study: Study) -> list[tuple[str, str, dict]]:
     return [(e.actor, e.action, e.detail) for e in trail.trail(study.pk).order_by("id")]
 
 
-def test_each_action_on_the_study_page_is_recorded_once_with_its_actor(client, study, monkeypatch):
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+def test_each_action_on_the_study_page_is_recorded_once_with_its_actor(
+    closes_held, client, study, monkeypatch
+):
     voter = Voter.objects.create(study=study)
     add_checks(study, 1)
     check = study.checks.get()

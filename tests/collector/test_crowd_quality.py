@@ -23,9 +23,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
-def close_in_process(monkeypatch):
+def close_in_process(closes_in_process):
     """A ballot's close runs here, not in a worker (none runs for these tests)."""
-    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
 
 
 def answer(voter: Voter, n: int, response_ms: int = 4000) -> None:
@@ -70,7 +69,10 @@ def test_the_ballot_table_counts_the_voided_votes_the_exclusion_reported(client,
     table = page[page.index(">Ballots</h2>") : page.index("<h2>Exports</h2>")]
     assert "Votes voided<br><small>(voters excluded)</small>" in table
     assert "Unanswered<br><small>(closed early or votes withdrawn)</small>" in table
-    cells = [c.split("</td>")[0].strip() for c in table.split("<tbody>")[1].split("<td")[1:]]
+    cells = [
+        ">" + c.split("</td>")[0].split(">", 1)[1].strip()
+        for c in table.split("<tbody>")[1].split("<td")[1:]
+    ]  # each cell's text (its data-label, the phone's column name, dropped)
     # Ballot, status, items, M, answered / total, votes voided, unanswered at an early close.
     assert cells[:4] == [">1", ">Open", ">28", ">4"] and cells[5:7] == [">6", ">0"]
 

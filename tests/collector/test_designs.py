@@ -16,7 +16,6 @@ from django.db.models import Count
 from django.test import override_settings
 from django.utils.html import escape
 
-from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
 from collector.staff import study_figures
 from collector.studies import creating, lifecycle
@@ -104,12 +103,13 @@ def test_a_swiss_study_runs_end_to_end_with_the_worker(celery_worker, tmp_path):
     assert {"rescaling-2", "rescaling-3"} <= set(names) and len(names) >= 5
 
 
-def test_a_swiss_studys_window_and_cap_reach_the_pairs_of_its_ballots(monkeypatch, tmp_path):
+def test_a_swiss_studys_window_and_cap_reach_the_pairs_of_its_ballots(
+    closes_held, monkeypatch, tmp_path
+):
     options = ["--design", "swiss", "--window", "30", "--cap", "1", "--m", "6", "--seed", "3"]
     out = create_study_cmd(tmp_path, tokens_csv(14), *options, "--auto-open", "--open")
     assert "Design: swiss (window 30, cap 1)." in out
     study = Study.objects.get(name="Cmd study")
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, voters=20)
     monkeypatch.undo()
     lifecycle.finish_close(study.ballots.get(number=1).pk)

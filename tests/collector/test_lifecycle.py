@@ -75,11 +75,10 @@ def test_it_refuses_to_close_early_a_ballot_that_is_not_open():
 
 @pytest.mark.django_db
 def test_the_last_vote_moves_the_ballot_to_closing_and_enqueues_the_close(
-    monkeypatch, django_capture_on_commit_callbacks
+    closes_held, monkeypatch, django_capture_on_commit_callbacks
 ):
     study = make_study()
-    enqueued: list[int] = []
-    monkeypatch.setattr(jobs, "send_finish_close", enqueued.append)
+    enqueued = closes_held
     ballot = study.ballots.get()
     with django_capture_on_commit_callbacks(execute=True):
         simulate(study, limit=55)
@@ -203,11 +202,10 @@ def test_an_early_close_voids_comparisons_so_votes_on_them_are_refused():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(monkeypatch):
+def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(closes_held, monkeypatch):
     study = make_study(per_voter_cap=100)
     ballot = study.ballots.get()
-    enqueued: list[int] = []
-    monkeypatch.setattr(jobs, "send_finish_close", enqueued.append)
+    enqueued = closes_held
     voters = [
         Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant=f"t{i}")
         for i in range(8)
@@ -237,13 +235,14 @@ def test_concurrent_last_votes_move_the_ballot_to_closing_exactly_once(monkeypat
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_early_close_between_a_votes_commit_and_its_last_vote_check_closes_once(monkeypatch):
+def test_an_early_close_between_a_votes_commit_and_its_last_vote_check_closes_once(
+    closes_held, monkeypatch
+):
     """The vote commits with the voting function; its last-vote check runs after, in its own
     transaction. An early close in between keeps the vote, voids the rest and sends one close."""
     study = make_study()
     ballot = study.ballots.get()
-    enqueued: list[int] = []
-    monkeypatch.setattr(jobs, "send_finish_close", enqueued.append)
+    enqueued = closes_held
     voter = Voter.objects.create(study=study, source=Voter.Source.SIMULATED, participant="v")
     comparison = store.next_comparison(voter)
     assert comparison is not None

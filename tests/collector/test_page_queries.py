@@ -48,8 +48,7 @@ def counts(client, study) -> list[int]:
     return found
 
 
-def test_the_watch_pages_queries_do_not_grow_with_the_study(client, monkeypatch):
-    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
+def test_the_watch_pages_queries_do_not_grow_with_the_study(closes_in_process, client, monkeypatch):
     # Ballot 1's reliability stays computing (no worker of another test stores it meanwhile).
     monkeypatch.setattr(jobs, "send_reliability", lambda study_id, ballot: None)
     owner = staff_user(client)

@@ -99,10 +99,11 @@ def test_a_build_message_delivered_twice_builds_once(client, finished):
 
 
 @pytest.mark.django_db
-def test_the_sweep_sends_a_lost_build_again_once_per_alive_for(client, finished, monkeypatch):
+def test_the_sweep_sends_a_lost_build_again_once_per_alive_for(
+    closes_held, client, finished, monkeypatch
+):
     sent = []
     monkeypatch.setattr(jobs, "send_release_build", sent.append)
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     client.post(f"/staff/{finished.slug}/releases/", FORM)
     release = Release.objects.get()
     assert tasks.sweep_ballots()["releases_resent"] == 0  # sent just now

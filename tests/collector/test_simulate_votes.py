@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError
 
-from collector import jobs
 from collector.models import CheckAnswer, Comparison, Voter
 from collector.voting import store
 from tests.collector.helpers import simulate
@@ -16,8 +15,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def no_close_job(monkeypatch):
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+def no_close_job(closes_held):
+    """No close is sent: a ballot answered to its end stays closing."""
 
 
 def test_comparisons_leased_to_others_are_reported_as_a_wait_not_a_need_for_voters():

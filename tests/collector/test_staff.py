@@ -14,7 +14,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import override_settings
 
-from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Voter
 from collector.studies import lifecycle
 from collector.voting import store
@@ -112,8 +111,7 @@ def test_the_study_list_and_page_show_ballots_and_progress(client, study):
     assert "Open ballot 1" in page and "0 / 56" in page
 
 
-def test_staff_open_and_close_a_ballot_with_post_forms(client, study, monkeypatch):
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+def test_staff_open_and_close_a_ballot_with_post_forms(closes_held, client, study, monkeypatch):
     assert client.get(f"/staff/{study.slug}/ballots/1/open/").status_code == 405
     response = client.post(f"/staff/{study.slug}/ballots/1/open/")
     assert response.status_code == 302
@@ -212,14 +210,13 @@ def test_the_staff_api_refuses_anonymous_non_staff_and_outsiders(client, study):
 
 
 def test_every_model_has_an_admin_page_and_a_study_with_votes_can_be_deleted(
-    client, study, monkeypatch
+    closes_held, client, study, monkeypatch
 ):
     from collector.models import Vote
     from tests.collector.helpers import simulate
 
     client.force_login(_user("root", superuser=True))
     lifecycle.open_ballot(study.ballots.get().pk)
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, limit=10)
     for model in ("study", "area", "token", "item", "ballot", "itemscore", "voter", "comparison",
                   "vote"):  # fmt: skip
@@ -245,12 +242,11 @@ def test_before_an_early_close_the_page_counts_the_items_without_an_answer(clien
 
 
 def test_a_running_study_shows_its_interim_ranking_after_a_closed_ballot(
-    client, owner, monkeypatch
+    closes_held, client, owner, monkeypatch
 ):
     study = make_study(created_by=owner, n_ballots=3, auto_open=True, slug="interim")
     page = client.get("/staff/interim/").content.decode()
     assert "Interim ranking" not in page  # no ballot closed yet
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study)
     monkeypatch.undo()
     lifecycle.finish_close(study.ballots.get(number=1).pk)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from collector import jobs
 from collector.models import Ballot, Study
 from tests.collector.helpers import simulate, staff_user
 from tests.factories import make_study
@@ -26,9 +25,8 @@ def cells(page: str, slug: str) -> str:
 
 
 def test_the_list_shows_each_studys_state_current_ballot_progress_and_voter_link(
-    client, owner, monkeypatch
+    closes_held, client, owner, monkeypatch
 ):
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     running = make_study(created_by=owner, slug="running")
     simulate(running, limit=5)
     make_study(created_by=owner, slug="setup", open_first=False)

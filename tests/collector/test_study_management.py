@@ -174,7 +174,9 @@ def test_update_texts_writes_only_text_columns_and_refuses_parameters(study):
 # --- duplicate -------------------------------------------------------------------------------
 
 
-def test_duplicate_opens_the_new_study_form_filled_from_the_study(client, owner, monkeypatch):
+def test_duplicate_opens_the_new_study_form_filled_from_the_study(
+    closes_held, client, owner, monkeypatch
+):
     tokens = "area,token\nSales,a\nSales,b\nSales,c\nSales,d\nSales,e\nLegal,x\nLegal,y\nLegal,z\n"
     source = make_study(
         tokens=tokens, max_items_per_area=4, created_by=owner, slug="source", n_ballots=2,
@@ -182,9 +184,7 @@ def test_duplicate_opens_the_new_study_form_filled_from_the_study(client, owner,
         stranded_minutes=3, cap=30, lease_seconds=120, allow_ties=False, auto_open=True,
     )  # fmt: skip
     add_checks(source, 2, every=7, fail_limit=3)
-    from collector import jobs
 
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(source, limit=5)
     assert 'href="/staff/new/?from=source">Duplicate…</a>' in client.get("/staff/source/").text
     page = client.get("/staff/new/?from=source")
@@ -359,11 +359,9 @@ def test_the_delete_page_counts_what_goes_and_asks_for_the_slug(client, study):
 
 @pytest.mark.parametrize("typed", ["", "wrong", "RUNNING", "running-x"])
 def test_a_wrong_confirmation_is_refused_with_400_and_nothing_is_deleted(
-    client, study, monkeypatch, typed
+    closes_held, client, study, monkeypatch, typed
 ):
-    from collector import jobs
 
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, limit=6)
     response = client.post(f"/staff/{study.slug}/delete/", {"confirm": typed})
     assert response.status_code == 400
@@ -373,10 +371,10 @@ def test_a_wrong_confirmation_is_refused_with_400_and_nothing_is_deleted(
     assert Item.objects.filter(study=study).count() == 28
 
 
-def test_staff_delete_a_study_with_votes_by_typing_its_slug(client, study, monkeypatch):
-    from collector import jobs
+def test_staff_delete_a_study_with_votes_by_typing_its_slug(
+    closes_held, client, study, monkeypatch
+):
 
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, limit=6)
     other = make_study(created_by=study.created_by, slug="kept")
     response = client.post(f"/staff/{study.slug}/delete/", {"confirm": f" {study.slug} "})

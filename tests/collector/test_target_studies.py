@@ -9,7 +9,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Count
 
-from collector import jobs
 from collector.models import DEFAULT_TARGET_QUESTION, Comparison, Item, ItemScore, Study, Vote
 from collector.studies import creating, importing
 from tests.collector.helpers import finish_in_process, simulate, staff_user
@@ -135,11 +134,10 @@ def test_the_plan_of_a_target_study_is_per_target_with_its_warnings_and_advice()
     assert "Target study: 2 targets, 55 items" in text and "Recommended design: swiss" in text
 
 
-def test_simulated_votes_give_each_target_its_own_truth(monkeypatch) -> None:
+def test_simulated_votes_give_each_target_its_own_truth(closes_held, monkeypatch) -> None:
     study = make_study(targets=targets_csv([8, 8]), n_ballots=1, m=6, design="round_robin")
     # The last vote's close is not sent: a session's Celery worker closing the ballot while the
     # test's database is flushed would deadlock with the flush.
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(study, voters=20)
     # Each target's first candidate is its most related (exponential truth per target), so it
     # wins most of its comparisons in both targets.

@@ -240,12 +240,12 @@ def test_the_study_page_says_it_is_a_target_study_and_names_the_design(client, o
     assert 'id="target-study"' not in page
 
 
-def test_a_target_study_is_predicted_per_target_with_a_crowd(client, owner, monkeypatch):
-    from collector import jobs
+def test_a_target_study_is_predicted_per_target_with_a_crowd(
+    closes_held, client, owner, monkeypatch
+):
     from collector.staff import crowd
 
     pilot = make_study(created_by=owner, n_tokens=12, m=4)
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     simulate(pilot, limit=80)
     asked = []
 

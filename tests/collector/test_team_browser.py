@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from collector import jobs
 from collector.models import AuditEntry, Ballot, StudyMember
 from tests.browser import logged_in, shot
 from tests.collector.helpers import staff_user
@@ -18,9 +17,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_an_owner_adds_an_editor_and_a_viewer_and_each_does_their_share(
-    live_server, browser, monkeypatch
+    closes_held, live_server, browser, monkeypatch
 ):
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
     owner = staff_user(username="olivia")
     editor, viewer = staff_user(username="edgar"), staff_user(username="vera")
     study = make_study(created_by=owner, slug="shared", name="Shared study")

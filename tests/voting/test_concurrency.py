@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from collector import jobs
 from collector.models import Ballot, Comparison, Vote
 
 N_VOTERS = 50
@@ -56,9 +55,10 @@ def _drain(base: str, barrier: threading.Barrier) -> dict:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_fifty_concurrent_voters_drain_a_ballot_exactly_once(live_server, make_study, monkeypatch):
-    closes: list[int] = []
-    monkeypatch.setattr(jobs, "send_finish_close", closes.append)
+def test_fifty_concurrent_voters_drain_a_ballot_exactly_once(
+    closes_held, live_server, make_study, monkeypatch
+):
+    closes = closes_held
     study = make_study(slug="rush", n_items=40, m=30, cap=CAP)  # 600 comparisons
     n_comparisons = Comparison.objects.count()
     assert n_comparisons == 600 < N_VOTERS * CAP

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from django.db.models import Sum
 
-from collector import jobs
 from collector.models import (
     Ballot,
     CheckAnswer,
@@ -30,9 +29,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
-def close_in_process(monkeypatch):
+def close_in_process(closes_in_process):
     """A ballot's close runs here, not in a worker (none runs for these tests)."""
-    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
 
 
 def answer_all(voter: Voter, choose=lambda a: "left") -> int:

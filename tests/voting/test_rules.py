@@ -13,7 +13,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from collector import jobs
 from collector.management.commands._common import wait_until_closed
 from collector.models import Ballot, Comparison, Vote, Voter
 from collector.studies import lifecycle
@@ -133,8 +132,7 @@ def test_a_repeated_identical_vote_returns_the_stored_one_and_the_outstanding_co
     assert again_next.pair == nxt.pair and Vote.objects.count() == 1
 
 
-def test_a_comparison_voided_by_an_early_close_is_refused(voter, monkeypatch):
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)  # no close job
+def test_a_comparison_voided_by_an_early_close_is_refused(closes_held, voter, monkeypatch):
     c = store.next_comparison(voter)
     lifecycle.close_early(c.ballot_id)
     err = refused(voter, c.id)
