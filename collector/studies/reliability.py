@@ -41,7 +41,7 @@ from django.utils import timezone
 
 from collector import jobs
 from collector.models import Area, Ballot, Item, Study, StudyReliability
-from collector.studies import bulk_sql
+from collector.studies import bulk_sql, vote_sets
 from collector.studies.designs import study_groups
 from ranking.ballots import Purpose, StudyVotes, stream
 from ranking.evaluation import split_half, vote_alpha
@@ -283,6 +283,7 @@ def store_report(study_id: int, ballot: int) -> str:
         .first()
     )
     final = study.status == Study.Status.FINISHED and last == ballot
+    computed_from = study.vote_set  # read before the votes
     try:
         report = compute(study, ballot, final=final)
     except Exception as exc:  # stored for the page; a demo's in-process close must not fail
@@ -290,7 +291,7 @@ def store_report(study_id: int, ballot: int) -> str:
         StudyReliability.objects.update_or_create(
             study_id=study_id, ballot=ballot,
             defaults={"requested_at": timezone.now(), "error": str(exc)[:2000],
-                      "computed_at": timezone.now()},
+                      "computed_at": timezone.now(), "vote_set": computed_from},
         )  # fmt: skip
         return f"study {study.slug} after ballot {ballot}: {exc}"
     StudyReliability.objects.update_or_create(
@@ -305,9 +306,31 @@ def store_report(study_id: int, ballot: int) -> str:
             "resamples": report["resamples"],
             "result": report,
             "error": "",
+            "vote_set": computed_from,
         },
     )
+    _typed_again(study_id, ballot, computed_from)
     return f"study {study.slug} after ballot {ballot}: reliability stored"
+
+
+def _typed_again(study_id: int, ballot: int, vote_set: int) -> None:
+    """The typed tops of a report computed again from another vote set are computed again
+    too (until then they are shown as computing)."""
+    with transaction.atomic():
+        row = StudyReliability.objects.select_for_update().get(study_id=study_id, ballot=ballot)
+        older = [int(k) for k, entries in row.custom.items() if _typed_from(entries) != vote_set]
+        if not older:
+            return
+        row.custom = {k: v for k, v in row.custom.items() if int(k) not in older}
+        row.requested = sorted({*row.requested, *older})
+        row.save(update_fields=["custom", "requested"])
+        for k in older:
+            jobs.settled_top_k_after_commit(row.pk, k)
+
+
+def _typed_from(entries: list[dict[str, Any]]) -> int | None:
+    """The vote set a typed top was computed from (None: stored before it was kept)."""
+    return entries[0].get("vote_set") if entries else None
 
 
 def _latest(study: Study) -> StudyReliability | None:
@@ -318,9 +341,12 @@ def _latest(study: Study) -> StudyReliability | None:
     )
 
 
-def _with_custom(row: StudyReliability, threshold: float) -> dict[str, Any]:
-    """The stored report with its typed tops, every top judged at the study's ``threshold``."""
+def _with_custom(row: StudyReliability, study: Study) -> dict[str, Any]:
+    """The stored report with its typed tops, every top judged at the study's threshold, and
+    ``stale``: what changed in the counted votes since it was computed (None: current)."""
+    threshold = study.settled_threshold
     report = dict(row.result or {})
+    report["stale"] = vote_sets.stale_text(study, row.vote_set)
     custom = [entry for k in sorted(row.custom, key=int) for entry in row.custom[k]]
     report["settled_top"] = [
         _judged(e, threshold) for e in [*report.get("settled_top", []), *custom]
@@ -380,10 +406,11 @@ def latest_report(study: Study) -> dict[str, Any] | None:
     "custom", "expected", "interval", "settled", "in_doubt", "threshold", "text", "items":
     [{"item", "item_id", "probability"}]}]`` (``interval``: the draws' central 90% interval of
     the number right, ``[low, high]``; absent from reports stored before it was kept);
-    ``notes``; ``requested`` (typed ``k`` still computing).
+    ``notes``; ``requested`` (typed ``k`` still computing); ``stale``: None, or what changed in
+    the counted votes since (:func:`collector.studies.vote_sets.stale_text`), recomputing.
     """
     row = _latest(study)
-    return None if row is None else _with_custom(row, study.settled_threshold)
+    return None if row is None else _with_custom(row, study)
 
 
 @dataclass(frozen=True)
@@ -407,7 +434,7 @@ def status(study: Study) -> Status:
     done = newest if newest.result is not None else _latest(study)
     waiting = newest.result is None and not newest.error
     return Status(
-        None if done is None else _with_custom(done, study.settled_threshold),
+        None if done is None else _with_custom(done, study),
         newest.ballot if waiting else None,
         newest.error if newest.result is None else "",
     )
@@ -492,6 +519,7 @@ def store_k(row_id: int, k: int) -> str:
     if row is None or row.result is None:
         return f"reliability {row_id} is gone or not computed"
     study = row.study
+    computed_from = study.vote_set
     inputs = study_votes(study)
     entries: list[dict[str, Any]] = []
     if inputs is not None:
@@ -502,6 +530,7 @@ def store_k(row_id: int, k: int) -> str:
             threshold=study.settled_threshold,
         )  # fmt: skip
         entries = _top_entries(top, inputs, np.zeros(1, dtype=np.int64), custom=True)
+        entries = [{**e, "vote_set": computed_from} for e in entries]
     with transaction.atomic():
         row = StudyReliability.objects.select_for_update().get(pk=row_id)
         row.custom = {**row.custom, str(k): entries}
