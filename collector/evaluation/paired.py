@@ -180,6 +180,9 @@ def rows(study: Study) -> list[dict[str, Any]]:
                 "b_id": pair.b_id,
                 "status": pair.status,
                 "error": pair.error or None,
+                "stale": (
+                    None if pair.result is None else vote_sets.stale_text(study, pair.vote_set)
+                ),
                 "resamples": (pair.result or {}).get("resamples"),
                 "seed": (pair.result or {}).get("seed"),
                 "metrics": {m: metrics.get(m) for m in wanted},

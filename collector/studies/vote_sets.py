@@ -35,6 +35,7 @@ from collector.models import Evaluation, ModelComparison, Study, StudyReliabilit
 
 __all__ = [
     "Stale",
+    "as_json",
     "bump",
     "current",
     "recompute",
@@ -136,6 +137,11 @@ def stale_figures(study: Study) -> list[Stale]:
     if _fit_stale(study):
         found.append(Stale("the pooled fit", _text(study, study.pooled_fit_vote_set)))
     return found
+
+
+def as_json(stale: list[Stale]) -> list[dict[str, str]]:
+    """Stale figures for the API and ``dataset.json``: ``[{"figure", "text"}]``."""
+    return [{"figure": s.what, "text": s.text} for s in stale]
 
 
 def _text(study: Study, vote_set: int) -> str:
