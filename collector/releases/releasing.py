@@ -39,7 +39,7 @@ from collector.releases import card as cards
 from collector.releases import citation, croissant
 from collector.releases.metadata import parse_authors, validate_licence, validate_version
 from collector.staff import study_figures
-from collector.studies import reliability
+from collector.studies import reliability, vote_sets
 
 # The study's figures a release holds: the ranking's, not the voters' (response times).
 FIGURES = ("votes", "top-items", "top-ranking")  # and every "rescaling-K"
@@ -80,7 +80,8 @@ def check(
     """Refuse (:class:`ReleaseRefused`) a release that cannot be made: a study not finished or
     whose scores still include deleted participants' votes (``Study.withdrawn_votes``), a
     version that is not Semantic Versioning or exists already, a licence not offered, an
-    evaluation that is not a finished one of this study. Returns the evaluations."""
+    evaluation that is not a finished one of this study, a figure it would print computed before
+    the counted votes changed (:func:`stale_in_release`). Returns the evaluations."""
     if study.status != Study.Status.FINISHED:
         raise ReleaseRefused(
             f"study {study.slug} is not finished: only a finished study is released"
@@ -108,7 +109,21 @@ def check(
         raise ReleaseRefused(
             "only finished evaluations of this study can be published", "evaluations"
         )
+    if stale := stale_in_release(study, found):
+        raise ReleaseRefused(
+            "these figures were computed before the counted votes changed and are being "
+            "computed again; release once they are current: "
+            + "; ".join(f"{s.what} ({s.text})" for s in stale)
+        )
     return found
+
+
+def stale_in_release(study: Study, chosen: Sequence[Evaluation]) -> list[vote_sets.Stale]:
+    """The stale figures a release would print (:func:`collector.studies.vote_sets.
+    stale_figures`): the reliability reports, the pooled fit, the published models and their
+    paired differences (a model not published holds nothing up)."""
+    published = {e.pk for e in chosen}
+    return [s for s in vote_sets.stale_figures(study) if set(s.models) <= published]
 
 
 def prepare(

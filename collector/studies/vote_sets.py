@@ -103,6 +103,7 @@ class Stale:
 
     what: str  # "the reliability after ballot 4", "the evaluation of “glove”", "the pooled fit"
     text: str  # stale_text
+    models: tuple[int, ...] = ()  # the evaluations it is of (a model's, a paired difference's)
 
 
 def _stale_reliability(study: Study) -> QuerySet[StudyReliability]:
@@ -130,10 +131,12 @@ def stale_figures(study: Study) -> list[Stale]:
     found = []
     for vote_set, ballot in _stale_reliability(study).values_list("vote_set", "ballot"):
         found.append(Stale(f"the reliability after ballot {ballot}", _text(study, vote_set)))
-    for vote_set, name in _stale_evaluations(study).values_list("vote_set", "name"):
-        found.append(Stale(f"the evaluation of “{name}”", _text(study, vote_set)))
-    for vote_set, a, b in _stale_comparisons(study).values_list("vote_set", "a__name", "b__name"):
-        found.append(Stale(f"the paired difference “{a}” - “{b}”", _text(study, vote_set)))
+    for vote_set, name, pk in _stale_evaluations(study).values_list("vote_set", "name", "pk"):
+        found.append(Stale(f"the evaluation of “{name}”", _text(study, vote_set), (pk,)))
+    pairs = _stale_comparisons(study).values_list("vote_set", "a__name", "b__name", "a", "b")
+    for vote_set, a, b, a_id, b_id in pairs:
+        what = f"the paired difference “{a}” - “{b}”"
+        found.append(Stale(what, _text(study, vote_set), (a_id, b_id)))
     if _fit_stale(study):
         found.append(Stale("the pooled fit", _text(study, study.pooled_fit_vote_set)))
     return found
