@@ -310,6 +310,7 @@ def store_report(study_id: int, ballot: int) -> str:
         },
     )
     _typed_again(study_id, ballot, computed_from)
+    vote_sets.follow_up(study_id, computed_from)
     return f"study {study.slug} after ballot {ballot}: reliability stored"
 
 
