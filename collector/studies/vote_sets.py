@@ -128,7 +128,9 @@ def _fit_stale(study: Study) -> bool:
 
 def stale_figures(study: Study) -> list[Stale]:
     """Every stored figure of the study that is stale (the release's refusal names them)."""
-    found = []
+    found: list[Stale] = []
+    if study.vote_set == 0:  # its counted votes never changed: nothing can be stale
+        return found
     for vote_set, ballot in _stale_reliability(study).values_list("vote_set", "ballot"):
         found.append(Stale(f"the reliability after ballot {ballot}", _text(study, vote_set)))
     for vote_set, name, pk in _stale_evaluations(study).values_list("vote_set", "name", "pk"):
