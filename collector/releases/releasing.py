@@ -109,13 +109,18 @@ def check(
         raise ReleaseRefused(
             "only finished evaluations of this study can be published", "evaluations"
         )
-    if stale := stale_in_release(study, found):
+    refuse_stale(study, found)
+    return found
+
+
+def refuse_stale(study: Study, chosen: Sequence[Evaluation]) -> None:
+    """Raise :class:`ReleaseRefused` naming each figure the release would print that is stale."""
+    if stale := stale_in_release(study, chosen):
         raise ReleaseRefused(
             "these figures were computed before the counted votes changed and are being "
             "computed again; release once they are current: "
             + "; ".join(f"{s.what} ({s.text})" for s in stale)
         )
-    return found
 
 
 def stale_in_release(study: Study, chosen: Sequence[Evaluation]) -> list[vote_sets.Stale]:
@@ -175,6 +180,8 @@ def write_bundle(release: Release, beat: Callable[[str], object] = lambda step: 
     chosen = Evaluation.objects.filter(
         study=study, pk__in=release.published_evaluations, status="done"
     )
+    # The votes may have changed since it was asked for (a model being evaluated again too).
+    refuse_stale(study, list(study.evaluations.filter(pk__in=release.published_evaluations)))
     meta: dict[str, Any] = {"title": release.title, "version": release.version,
             "licence": release.licence, "authors": release.authors,
             "date": timezone.now().date().isoformat()}  # fmt: skip

@@ -245,3 +245,24 @@ def test_beat_sends_again_the_recompute_of_a_study_whose_figures_stayed_stale(cl
     later = timezone.now() + timedelta(hours=1)
     assert vote_sets.resend_lost(later) == {"stale_figures_resent": 1} and sent == [study.pk]
     assert vote_sets.resend_lost(later) == {"stale_figures_resent": 0}  # once per timeout
+
+
+def test_a_release_asked_for_before_the_votes_changed_fails_naming_the_stale_figures(
+    client, monkeypatch, settings, tmp_path
+):
+    from collector.models import Release
+    from collector.releases import building
+
+    settings.RELEASES_DIR = tmp_path / "releases"
+    owner = staff_user(client)
+    study = _finished(owner, monkeypatch)
+    model = Evaluation.objects.get(study=study, name="noisy")
+    release = releasing.prepare(study, version="1.0.0", licence="CC-BY-4.0", evaluations=[model.pk])
+    voter = Voter.objects.filter(study=study, participant="").order_by("id").first()
+    store.exclude_voter(voter.pk, "test")  # before the build job runs
+    building.build(release.pk)
+    release.refresh_from_db()
+    assert release.status == Release.Status.FAILED
+    assert "the reliability after ballot 1" in release.error
+    assert "the evaluation of “noisy”" in release.error
+    assert not (settings.RELEASES_DIR / study.slug / "1.0.0").exists()
