@@ -15,7 +15,7 @@ from collector.exports.registry import write_gold_and_votes
 from collector.models import Ballot, Study
 from collector.participants import retention
 from collector.releases import building
-from collector.studies import lifecycle, pooled_fit, reliability, vote_sets
+from collector.studies import lifecycle, pooled_fit, reliability, typed_tops, vote_sets
 
 # A database hiccup mid-job rolls the job back; retry it rather than wait for the sweep.
 RETRIED = {
@@ -99,7 +99,7 @@ def study_reliability(study_id: int, ballot: int) -> str:
 @shared_task(**RETRIED)
 def settled_top_k(reliability_id: int, k: int) -> str:
     """Store a typed top ``k`` of a stored reliability report."""
-    return reliability.store_k(reliability_id, k)
+    return typed_tops.store_k(reliability_id, k)
 
 
 @shared_task(acks_late=True)

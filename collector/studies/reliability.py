@@ -21,8 +21,8 @@ child splits the voters, its second draws the settled top's posterior draws), so
 API and the command give the same figures for the same seed, splits and draws (``resamples``).
 The splits are capped by :func:`ranking.evaluation.settled_top.resamples_for` at large studies.
 
-A ``k`` staff type (:func:`request_k`) is computed by its own background job on the same
-generator as the stored tops, so it agrees with them where they overlap.
+A ``k`` staff type is computed by its own background job (:mod:`collector.studies.typed_tops`)
+on the same generator as the stored tops, so it agrees with them where they overlap.
 """
 
 from __future__ import annotations
@@ -57,26 +57,21 @@ from ranking.evaluation.settled_top import (
 from ranking.evaluation.settled_top import settled_top as top_estimate
 
 __all__ = [
-    "MAX_CUSTOM_K",
     "ReliabilityRefused",
     "Status",
     "compute",
     "latest_report",
     "request",
-    "request_k",
     "resend_stuck",
     "settled_top",
     "status",
-    "store_k",
     "store_report",
     "study_votes",
 ]
 
 log = logging.getLogger(__name__)
 
-MAX_CUSTOM_K = 1000  # the largest k staff may type (each costs one posterior fit and its draws)
 MIN_THRESHOLD = 0.5  # the lowest probability staff may call settled
-MAX_CUSTOM_PER_BALLOT = 10  # typed k kept per ballot
 
 
 class ReliabilityRefused(ValueError):
@@ -476,65 +471,3 @@ def _send_again(pk: int) -> None:
         return
     for k in ks:
         jobs.send_settled_top_k(pk, int(k))
-
-
-# --- a typed k ----------------------------------------------------------------------------------
-
-
-def request_k(study: Study, k: int) -> tuple[StudyReliability, bool]:
-    """Ask for the settled top ``k`` after the latest stored ballot (computed in the
-    background): the report's row, and whether a job was sent (False: that ``k`` is stored or
-    computing already); raises :class:`ReliabilityRefused` for a ``k`` out of range."""
-    row = _latest(study)
-    if row is None:
-        raise ReliabilityRefused("no reliability figures yet: wait for the first ballot's close")
-    groups = study_groups(study)
-    largest = int(np.bincount(groups).max()) if groups is not None else study.items.count()
-    most = min(MAX_CUSTOM_K, largest - 1)
-    if not 1 <= k <= most:
-        which = "a target's candidates" if groups is not None else "the study's items"
-        raise ReliabilityRefused(
-            f"k must be a whole number from 1 to {most} (fewer than {which}, at most "
-            f"{MAX_CUSTOM_K}), got {k}"
-        )
-    with transaction.atomic():
-        row = StudyReliability.objects.select_for_update().get(pk=row.pk)
-        known = {e["k"] for e in (row.result or {}).get("settled_top", []) if not e["custom"]}
-        if k in known or str(k) in row.custom or k in row.requested:
-            return row, False
-        if len(row.custom) + len(row.requested) >= MAX_CUSTOM_PER_BALLOT:
-            raise ReliabilityRefused(
-                f"at most {MAX_CUSTOM_PER_BALLOT} typed tops per ballot; these are computed: "
-                + ", ".join(str(x) for x in sorted([*map(int, row.custom), *row.requested]))
-            )
-        row.requested = sorted([*row.requested, k])
-        row.requested_at = timezone.now()
-        row.save(update_fields=["requested", "requested_at"])
-        jobs.settled_top_k_after_commit(row.pk, k)
-    return row, True
-
-
-def store_k(row_id: int, k: int) -> str:
-    """Compute and store the typed top ``k`` of a stored report (the background job)."""
-    row = StudyReliability.objects.select_related("study").filter(pk=row_id).first()
-    if row is None or row.result is None:
-        return f"reliability {row_id} is gone or not computed"
-    study = row.study
-    computed_from = study.vote_set
-    inputs = study_votes(study)
-    entries: list[dict[str, Any]] = []
-    if inputs is not None:
-        _, top_rng = generators(row.seed, row.ballot)
-        top = settled_top(
-            inputs.votes, top_rng, after=row.ballot, ks=[k], with_survivors=False,
-            resamples=settings.RELIABILITY_RESAMPLES, estimator=study.estimator,
-            threshold=study.settled_threshold,
-        )  # fmt: skip
-        entries = _top_entries(top, inputs, np.zeros(1, dtype=np.int64), custom=True)
-        entries = [{**e, "vote_set": computed_from} for e in entries]
-    with transaction.atomic():
-        row = StudyReliability.objects.select_for_update().get(pk=row_id)
-        row.custom = {**row.custom, str(k): entries}
-        row.requested = [x for x in row.requested if x != k]
-        row.save(update_fields=["custom", "requested"])
-    return f"study {study.slug} after ballot {row.ballot}: top {k} stored"
