@@ -30,6 +30,7 @@ BUILD_RELEASE = "collector.tasks.build_release"
 STUDY_RELIABILITY = "collector.tasks.study_reliability"
 SETTLED_TOP_K = "collector.tasks.settled_top_k"
 COMPARE_MODELS = "collector.tasks.compare_models"
+RECOMPUTE_STALE = "collector.tasks.recompute_stale"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
@@ -169,6 +170,30 @@ def compare_models_after_commit(comparison_id: int) -> None:
 def send_comparison(comparison_id: int) -> None:
     """Send a queued model comparison's job now (the sweep's resend of a lost one)."""
     current_app.send_task(COMPARE_MODELS, (comparison_id,), ignore_result=True)
+
+
+def recompute_after_commit(study_id: int) -> None:
+    """Recompute a study's figures stale after a change of its counted votes, once the change
+    commits (:func:`collector.studies.vote_sets.recompute`); a broker that is down is logged,
+    not raised: beat's sweep sends it again."""
+
+    def send() -> None:
+        try:
+            send_recompute(study_id)
+        except Exception:
+            log.exception("cannot enqueue the recompute of study %s: sweep resends it", study_id)
+
+    transaction.on_commit(send)
+
+
+def send_recompute(study_id: int) -> None:
+    """Send the recomputing of a study's stale figures now (with no broker, run it here)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        current_app.tasks[RECOMPUTE_STALE].apply(args=(study_id,))
+        return
+    current_app.send_task(
+        RECOMPUTE_STALE, (study_id,), retry=True, retry_policy=_SEND_RETRY, ignore_result=True
+    )
 
 
 def sent_before(when: datetime, stamp: str = "sent_at") -> Q:

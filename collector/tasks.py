@@ -15,7 +15,7 @@ from collector.exports.registry import write_gold_and_votes
 from collector.models import Ballot, Study
 from collector.participants import retention
 from collector.releases import building
-from collector.studies import lifecycle, pooled_fit, reliability
+from collector.studies import lifecycle, pooled_fit, reliability, typed_tops, vote_sets
 
 # A database hiccup mid-job rolls the job back; retry it rather than wait for the sweep.
 RETRIED = {
@@ -38,13 +38,15 @@ def finish_close_job(ballot_id: int) -> str:
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
     send again evaluations, model comparisons and release builds whose message was lost or whose
-    job died, and reliability reports (and typed tops) asked for long ago and not stored."""
+    job died, and reliability reports (and typed tops) asked for long ago and not stored, and the
+    recompute of figures left stale by a change of the counted votes."""
     return {
         **lifecycle.sweep_ballots(),
         **queueing.resend_lost(),
         **paired.resend_lost(),
         **building.resend_lost(),
         **reliability.resend_stuck(),
+        **vote_sets.resend_lost(),
     }
 
 
@@ -97,10 +99,17 @@ def study_reliability(study_id: int, ballot: int) -> str:
 @shared_task(**RETRIED)
 def settled_top_k(reliability_id: int, k: int) -> str:
     """Store a typed top ``k`` of a stored reliability report."""
-    return reliability.store_k(reliability_id, k)
+    return typed_tops.store_k(reliability_id, k)
 
 
 @shared_task(acks_late=True)
 def compare_models(comparison_id: int) -> str:
     """Compare two evaluated models on the same voter resamples (the leaderboard's pair)."""
     return paired.compare(comparison_id, write_gold_and_votes)
+
+
+@shared_task(**RETRIED)
+def recompute_stale(study_id: int) -> str:
+    """Ask again for a study's figures stale after a change of its counted votes
+    (:func:`collector.studies.vote_sets.recompute`)."""
+    return vote_sets.recompute(study_id)

@@ -252,6 +252,7 @@ CELERY_TASK_ROUTES = {
     "collector.tasks.compare_models": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.study_reliability": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.settled_top_k": {"queue": CELERY_QUEUE_EVALUATIONS},
+    "collector.tasks.recompute_stale": {"queue": CELERY_QUEUE_EVALUATIONS},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", 600)}

@@ -29,6 +29,7 @@ from typing import Any
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from collector.models import Evaluation, Study
+from collector.studies import vote_sets
 from collector.studies.reliability import latest_report
 
 METRICS = ("rho_w", "tau_w", "rho", "tau")
@@ -100,6 +101,7 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
         "n": r.get("n"),
         "n_items": r.get("n_items"),
         "coverage": r.get("coverage"),
+        "stale": stale(evaluation),
     }
     for m in METRICS:
         out[m] = r.get(m)
@@ -117,6 +119,14 @@ def row(evaluation: Evaluation) -> dict[str, Any]:
     if evaluation.study.targets:
         out.update(_target_figures(r))
     return out
+
+
+def stale(evaluation: Evaluation) -> str | None:
+    """What changed in the counted votes since the stored result was computed ("computed before
+    105 votes were withdrawn; recomputing…"); None when current or not computed."""
+    if evaluation.result is None:
+        return None
+    return vote_sets.stale_text(evaluation.study, evaluation.vote_set)
 
 
 def _target_figures(r: dict[str, Any]) -> dict[str, Any]:
@@ -160,6 +170,7 @@ def ceiling(study: Study) -> dict[str, Any] | None:
         "splits": report["splits"],
         "voters": report["voters"],
         "seed": report["seed"],
+        "stale": report.get("stale"),
     }
     for m in ("rho", "rho_w"):
         block = halves.get(m) or {}

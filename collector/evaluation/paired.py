@@ -30,6 +30,7 @@ from collector import jobs
 from collector.evaluation import queueing
 from collector.evaluation.running import resamples_for
 from collector.models import Evaluation, ModelComparison, Study
+from collector.studies import vote_sets
 from collector.studies.designs import Purpose, study_rng
 from ranking.evaluation import evaluate
 from ranking.files import read_gold, read_votes
@@ -133,17 +134,21 @@ def compare(pair_id: int, write_exports: WriteExports) -> str:
     pair = ModelComparison.objects.select_related("a", "b", "study").filter(pk=pair_id).first()
     if pair is None or pair.status == ModelComparison.Status.DONE:
         return f"model comparison {pair_id} is gone or done"
+    computed_from = vote_sets.current(pair.study_id)
     try:
         result = compute(pair.a, pair.b, write_exports)
     except Exception as exc:
         log.exception("model comparison %s failed", pair_id)
         ModelComparison.objects.filter(pk=pair_id).update(
-            status=ModelComparison.Status.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
-        )
+            status=ModelComparison.Status.FAILED, error=str(exc)[:2000], finished_at=timezone.now(),
+            vote_set=computed_from,
+        )  # fmt: skip
         return f"model comparison {pair_id} failed: {exc}"
     ModelComparison.objects.filter(pk=pair_id).update(
-        status=ModelComparison.Status.DONE, result=result, finished_at=timezone.now()
-    )
+        status=ModelComparison.Status.DONE, result=result, finished_at=timezone.now(),
+        vote_set=computed_from,
+    )  # fmt: skip
+    vote_sets.follow_up(pair.study_id, computed_from)
     return f"{pair.a.name} - {pair.b.name} on {pair.study.slug}: stored"
 
 
@@ -175,6 +180,9 @@ def rows(study: Study) -> list[dict[str, Any]]:
                 "b_id": pair.b_id,
                 "status": pair.status,
                 "error": pair.error or None,
+                "stale": (
+                    None if pair.result is None else vote_sets.stale_text(study, pair.vote_set)
+                ),
                 "resamples": (pair.result or {}).get("resamples"),
                 "seed": (pair.result or {}).get("seed"),
                 "metrics": {m: metrics.get(m) for m in wanted},

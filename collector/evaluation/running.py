@@ -36,6 +36,7 @@ from collector.evaluation.submitting import (
     read_item_scores,
 )
 from collector.models import Evaluation
+from collector.studies import vote_sets
 from collector.studies.designs import Purpose, study_rng
 from ranking.evaluation import evaluate
 
@@ -72,6 +73,7 @@ def run_evaluation(evaluation_id: int, progress: Callable[[int, int], object] | 
         evaluation.heartbeat_at = timezone.now()
         evaluation.save(update_fields=["status", "heartbeat_at"])
     study = evaluation.study
+    computed_from = vote_sets.current(study.pk)  # before the votes are read
     last_write = 0.0
     start, share = 0.0, 1.0  # the part of the progress bar the current step fills
 
@@ -112,12 +114,15 @@ def run_evaluation(evaluation_id: int, progress: Callable[[int, int], object] | 
     except Exception as exc:
         log.exception("evaluation %s failed", evaluation_id)
         Evaluation.objects.filter(pk=evaluation_id).update(
-            status=Evaluation.Status.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
-        )
+            status=Evaluation.Status.FAILED, error=str(exc)[:2000], finished_at=timezone.now(),
+            vote_set=computed_from,
+        )  # fmt: skip
         return f"evaluation {evaluation_id} failed: {exc}"
     Evaluation.objects.filter(pk=evaluation_id).update(
-        status=Evaluation.Status.DONE, result=result, progress=1.0, finished_at=timezone.now()
-    )
+        status=Evaluation.Status.DONE, result=result, progress=1.0, finished_at=timezone.now(),
+        vote_set=computed_from,
+    )  # fmt: skip
+    vote_sets.follow_up(study.pk, computed_from)
     return (
         f"{evaluation.name} on {study.slug}: rho_w {result['rho_w']:.4f}, "
         f"tau_w {result['tau_w']:.4f}, n {result['n']}, coverage {result['coverage']:.3f}"

@@ -13,7 +13,8 @@
   target study also its target design (targets, candidates per target, kinds, the question
   template) and its comparisons and grouped gold files (:mod:`collector.exports.target_files`);
   and the ranking's reliability (split-half with Spearman-Brown, Krippendorff's alpha, the settled
-  top: :func:`collector.studies.reliability.latest_report`, None until computed).
+  top: :func:`collector.studies.reliability.latest_report`, None until computed), and ``stale``:
+  the figures computed before a change of the counted votes, being computed again.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collector.exports.options import Options
 from collector.exports.study_files import CHUNK, gold_scaled
 from collector.exports.target_files import target_design
 from collector.models import Item, Study, Token, Vote
+from collector.studies import vote_sets
 from collector.studies.creating import study_plan
 from collector.studies.designs import study_design
 from collector.studies.lifecycle import require_finished
@@ -194,8 +196,12 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
         "gold_score": "The study's estimator's final score (rescaled Borda ybar, or the "
         "Bradley-Terry strength), scaled linearly so that the lowest item is 0 and the highest 10.",
         "metrics": METRICS,
+        "counts_explained": "counts.votes and counts.voters: every vote in votes.csv and who gave "
+        "them, excluded voters' marked votes included; reliability.votes and reliability.voters: "
+        "the votes of closed ballots of the voters not excluded, which the figures count.",
     }
     card["reliability"] = latest_report(study)
+    card["stale"] = vote_sets.as_json(vote_sets.stale_figures(study))
     card["reliability_explained"] = RELIABILITY
     if study.targets:
         card["study_kind"] = "targets"

@@ -42,7 +42,7 @@ from .checks import AttentionCheck, CheckAnswer  # noqa: E402
 from .evaluations import Evaluation, ModelComparison  # noqa: E402
 from .members import StudyMember  # noqa: E402
 from .releases import Release  # noqa: E402
-from .reliability import StudyReliability  # noqa: E402
+from .reliability import StudyReliability, VoteSetChange  # noqa: E402
 from .studies import (  # noqa: E402
     Area,
     Ballot,
@@ -78,6 +78,7 @@ __all__ = [
     "Token",
     "VoidedVote",
     "Vote",
+    "VoteSetChange",
     "Voter",
     "evaluation_uploads",
     "new_completion_code",

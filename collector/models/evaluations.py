@@ -70,6 +70,9 @@ class Evaluation(models.Model):
     progress = models.FloatField(default=0.0)
     error = models.TextField(blank=True)
     result = models.JSONField(null=True, blank=True)
+    vote_set = models.PositiveIntegerField(
+        default=0, help_text="The study's vote set the result was computed from."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -112,6 +115,9 @@ class ModelComparison(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
+    vote_set = models.PositiveIntegerField(
+        default=0, help_text="The study's vote set the result was computed from."
+    )
     sent_at = models.DateTimeField(
         null=True, blank=True, help_text="When its job's message was last sent to the queue."
     )

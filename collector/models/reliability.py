@@ -30,6 +30,9 @@ class StudyReliability(models.Model):
     custom = models.JSONField(default=dict, blank=True)
     requested = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
+    vote_set = models.PositiveIntegerField(
+        default=0, help_text="The study's vote set the figures were computed from."
+    )
 
     class Meta:
         ordering = ["study", "ballot"]
@@ -39,3 +42,29 @@ class StudyReliability(models.Model):
 
     def __str__(self) -> str:
         return f"reliability of {self.study} after ballot {self.ballot}"
+
+
+class VoteSetChange(models.Model):
+    """One change of a study's counted votes (:mod:`collector.studies.vote_sets`), kept so that a
+    figure computed before it can say what changed since. Append-only."""
+
+    class Kind(models.TextChoices):
+        EXCLUDED = "excluded", "voter excluded"
+        WITHDRAWN = "withdrawn", "votes withdrawn"
+        RESCORED = "rescored", "ranking rescored"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vote_set_changes")
+    vote_set = models.PositiveIntegerField(help_text="The study's vote set after the change.")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    votes = models.PositiveIntegerField(default=0, help_text="Counted votes that left the set.")
+    voters = models.PositiveIntegerField(default=0)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["study", "vote_set"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "vote_set"], name="vote_set_change_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} vote set {self.vote_set}: {self.kind}"

@@ -129,6 +129,14 @@ class Study(models.Model):
     # Votes of closed ballots deleted at their voters' request since the scores were computed
     # (collector.participants.forgetting); 0 again once rescored without them.
     withdrawn_votes = models.PositiveIntegerField(default=0)
+    # The set of counted votes the study holds now: bumped by every change of it (an exclusion,
+    # a deletion at a participant's request, a rescore: collector.studies.vote_sets). Every
+    # figure derived from the votes stores the vote set it was computed from.
+    vote_set = models.PositiveIntegerField(default=0)
+    # The vote set the stored pooled fit was computed from.
+    pooled_fit_vote_set = models.PositiveIntegerField(default=0)
+    # When the recomputing of the study's stale figures was last sent (beat's sweep resends it).
+    recompute_sent_at = models.DateTimeField(null=True, blank=True)
     # When DATA_RETENTION_DAYS removed the voters' platform ids, addresses and platform data.
     identities_removed_at = models.DateTimeField(null=True, blank=True)
 

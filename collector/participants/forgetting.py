@@ -24,7 +24,9 @@ exclusion takes them, so a close or a last vote racing with it waits):
   platform link comes back to it). Coming back, they get the page "Your data was deleted" with
   that code (:mod:`collector.voting.forgotten`), never new comparisons, never a new voter row.
 
-A finished study's stored pooled fit is computed again once committed.
+A finished study's stored pooled fit is computed again once committed; the deleted votes of
+closed ballots change the study's vote set (:mod:`collector.studies.vote_sets`): every figure
+computed from them says so until it is computed again, in the background.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from collector.models import (
     new_voter_token,
 )
 from collector.participants.data import find_voters
+from collector.studies import vote_sets
 from collector.voting import exits
 
 __all__ = ["FORGOTTEN_REASON", "Forgotten", "forget_participant", "forget_voter"]
@@ -144,6 +147,9 @@ def forget_voter(voter_id: int) -> Forgotten | None:
             Study.objects.filter(pk=study.pk).update(
                 withdrawn_votes=F("withdrawn_votes") + withdrawn
             )
+        counted = len(gone) - len(open_ids)  # votes of closed (and closing) ballots
+        if counted:
+            vote_sets.bump(study.pk, vote_sets.Kind.WITHDRAWN, votes=counted, voters=1)
         if gone and study.status == Study.Status.FINISHED:
             jobs.refit_pooled_after_commit(study.pk)
     return Forgotten(study.slug, len(open_ids), withdrawn, len(gone))

@@ -41,7 +41,7 @@ from collector.releases import citation, croissant
 from collector.releases import synthetic as simulated_crowd
 from collector.releases.metadata import parse_authors, validate_licence, validate_version
 from collector.staff import study_figures
-from collector.studies import reliability
+from collector.studies import reliability, vote_sets
 
 # The study's figures a release holds: the ranking's, not the voters' (response times).
 FIGURES = ("votes", "top-items", "top-ranking")  # and every "rescaling-K"
@@ -95,7 +95,8 @@ def check(
     """Refuse (:class:`ReleaseRefused`) a release that cannot be made: a study not finished or
     whose scores still include deleted participants' votes (``Study.withdrawn_votes``), a
     version that is not Semantic Versioning or exists already, a licence not offered, an
-    evaluation that is not a finished one of this study. Returns the evaluations."""
+    evaluation that is not a finished one of this study, a figure it would print computed before
+    the counted votes changed (:func:`stale_in_release`). Returns the evaluations."""
     if study.status != Study.Status.FINISHED:
         raise ReleaseRefused(
             f"study {study.slug} is not finished: only a finished study is released"
@@ -123,7 +124,26 @@ def check(
         raise ReleaseRefused(
             "only finished evaluations of this study can be published", "evaluations"
         )
+    refuse_stale(study, found)
     return found
+
+
+def refuse_stale(study: Study, chosen: Sequence[Evaluation]) -> None:
+    """Raise :class:`ReleaseRefused` naming each figure the release would print that is stale."""
+    if stale := stale_in_release(study, chosen):
+        raise ReleaseRefused(
+            "these figures were computed before the counted votes changed and are being "
+            "computed again; release once they are current: "
+            + "; ".join(f"{s.what} ({s.text})" for s in stale)
+        )
+
+
+def stale_in_release(study: Study, chosen: Sequence[Evaluation]) -> list[vote_sets.Stale]:
+    """The stale figures a release would print (:func:`collector.studies.vote_sets.
+    stale_figures`): the reliability reports, the pooled fit, the published models and their
+    paired differences (a model not published holds nothing up)."""
+    published = {e.pk for e in chosen}
+    return [s for s in vote_sets.stale_figures(study) if set(s.models) <= published]
 
 
 def prepare(
@@ -184,6 +204,8 @@ def write_bundle(release: Release, beat: Callable[[str], object] = lambda step: 
     chosen = Evaluation.objects.filter(
         study=study, pk__in=release.published_evaluations, status="done"
     )
+    # The votes may have changed since it was asked for (a model being evaluated again too).
+    refuse_stale(study, list(study.evaluations.filter(pk__in=release.published_evaluations)))
     meta: dict[str, Any] = {"title": release.title, "version": release.version,
             "licence": release.licence, "authors": release.authors,
             "date": timezone.now().date().isoformat()}  # fmt: skip

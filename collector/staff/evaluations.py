@@ -207,6 +207,7 @@ def _evaluation_json(request: Request, evaluation: Evaluation) -> dict[str, Any]
         ),
         "gold": gold_provenance(evaluation.study),
         "result": evaluation.result,
+        "stale": leaderboard.stale(evaluation),
     }
 
 

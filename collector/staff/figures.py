@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from collector.access import get_study, staff_required
 from collector.staff import study_figures
 from collector.staff.study_api import ERRORS, StudyView
+from collector.studies import vote_sets
 
 
 @staff_required
@@ -30,7 +31,10 @@ def figures_page(request: HttpRequest, slug: str) -> HttpResponse:
         {"name": f.name, "title": f.title, "text": f.text, "svg": mark_safe(f.svg())}  # noqa: S308
         for f in study_figures.study_figures(study, target)
     ]
-    context = {"study": study, "figures": shown, "targets": targets, "target": target}
+    context = {
+        "study": study, "figures": shown, "targets": targets, "target": target,
+        "stale": vote_sets.stale_figures(study),
+    }  # fmt: skip
     return render(request, "staff/study_figures.html", context)
 
 
@@ -82,5 +86,6 @@ class FiguresView(StudyView):
                     }
                     for f in study_figures.study_figures(study, target)
                 ],
+                "stale": vote_sets.as_json(vote_sets.stale_figures(study)),
             }
         )

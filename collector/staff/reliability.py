@@ -27,7 +27,7 @@ from collector.access import CHANGE, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Study
 from collector.staff.study_api import ERRORS, StudyView
-from collector.studies import reliability
+from collector.studies import reliability, typed_tops
 
 DEFAULT_SHOWN_K = 20  # the top the Now box and the interim ranking speak of first
 
@@ -133,7 +133,7 @@ def box(study: Study) -> dict[str, Any]:
         "reliability": report,
         "reliability_pending": state.pending_ballot,
         "reliability_error": state.error,
-        "reliability_max_k": reliability.MAX_CUSTOM_K,
+        "reliability_max_k": typed_tops.MAX_CUSTOM_K,
     }
     if report is not None:
         context["reliability_headline"] = headline(report)
@@ -232,7 +232,7 @@ def top_k(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         k = int(request.POST.get("k", ""))
         with transaction.atomic():
-            _, sent = reliability.request_k(study, k)
+            _, sent = typed_tops.request_k(study, k)
             if sent:
                 record(request, "reliability.top_k", study, k=k)
     except ValueError as exc:
@@ -302,7 +302,7 @@ class ReliabilityView(StudyView):
         try:
             k = int(value)
             with transaction.atomic():
-                _, sent = reliability.request_k(study, k)
+                _, sent = typed_tops.request_k(study, k)
                 if sent:
                     record(request, "reliability.top_k", study, k=k)
         except ValueError as exc:

@@ -144,6 +144,7 @@ def leaderboard_table(
     return {
         "columns": [label for label, _ in columns],
         "ceiling": None if ceiling is None else [_ceiling_cell(c, ceiling) for _, c in columns],
+        "ceiling_stale": None if ceiling is None else ceiling.get("stale"),
         "rows": [
             {
                 "row": r,

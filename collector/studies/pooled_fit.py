@@ -42,16 +42,31 @@ def store_pooled_fit(study_id: int, *, again: bool = True) -> str:
     by the sweep) does nothing when a fit is stored already. Returns what happened, for the log.
     """
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, study_id])
-        study = Study.objects.filter(id=study_id).values("status", "pooled_fit_at").first()
+        lock(study_id)
+        study = (
+            Study.objects.filter(id=study_id).values("status", "pooled_fit_at", "vote_set").first()
+        )
         if study is None or study["status"] != Study.Status.FINISHED:
             return f"study {study_id} is not finished: no pooled fit to store"
         if not again and study["pooled_fit_at"] is not None:
             return f"study {study_id}: pooled fit stored already"
         _fit(study_id)
-        Study.objects.filter(id=study_id).update(pooled_fit_at=timezone.now())
+        Study.objects.filter(id=study_id).update(
+            pooled_fit_at=timezone.now(), pooled_fit_vote_set=study["vote_set"]
+        )
     return f"study {study_id}: pooled fit stored"
+
+
+def lock(study_id: int) -> None:
+    """Take the study's pooled-fit lock for the current transaction (re-entrant).
+
+    The one lock order of every path that takes it with the study's rows: **this lock first**,
+    then the ballots, then the study row (:func:`collector.studies.rescoring.
+    rescore_without_withdrawn`; a fit updates the study row under it). A path that held the
+    study row while waiting for this lock would deadlock with a fit waiting for that row.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, study_id])
 
 
 def _fit(study_id: int) -> None:

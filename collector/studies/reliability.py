@@ -22,8 +22,8 @@ child splits the voters, its second draws the settled top's posterior draws), so
 API and the command give the same figures for the same seed, splits and draws (``resamples``).
 The splits are capped by :func:`ranking.evaluation.settled_top.resamples_for` at large studies.
 
-A ``k`` staff type (:func:`request_k`) is computed by its own background job on the same
-generator as the stored tops, so it agrees with them where they overlap.
+A ``k`` staff type is computed by its own background job (:mod:`collector.studies.typed_tops`)
+on the same generator as the stored tops, so it agrees with them where they overlap.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from django.utils import timezone
 
 from collector import jobs, wording
 from collector.models import Area, Ballot, Item, Study, StudyReliability
-from collector.studies import bulk_sql
+from collector.studies import bulk_sql, vote_sets
 from collector.studies.designs import study_groups
 from ranking.ballots import Purpose, StudyVotes, stream
 from ranking.evaluation import split_half, vote_alpha
@@ -58,7 +58,6 @@ from ranking.evaluation.settled_top import (
 from ranking.evaluation.settled_top import settled_top as top_estimate
 
 __all__ = [
-    "MAX_CUSTOM_K",
     "ReliabilityRefused",
     "Status",
     "alpha_text",
@@ -66,20 +65,16 @@ __all__ = [
     "corrected_text",
     "latest_report",
     "request",
-    "request_k",
     "resend_stuck",
     "settled_top",
     "status",
-    "store_k",
     "store_report",
     "study_votes",
 ]
 
 log = logging.getLogger(__name__)
 
-MAX_CUSTOM_K = 1000  # the largest k staff may type (each costs one posterior fit and its draws)
 MIN_THRESHOLD = 0.5  # the lowest probability staff may call settled
-MAX_CUSTOM_PER_BALLOT = 10  # typed k kept per ballot
 
 
 class ReliabilityRefused(ValueError):
@@ -286,6 +281,7 @@ def store_report(study_id: int, ballot: int) -> str:
         .first()
     )
     final = study.status == Study.Status.FINISHED and last == ballot
+    computed_from = study.vote_set  # read before the votes
     try:
         report = compute(study, ballot, final=final)
     except Exception as exc:  # stored for the page; a demo's in-process close must not fail
@@ -293,7 +289,7 @@ def store_report(study_id: int, ballot: int) -> str:
         StudyReliability.objects.update_or_create(
             study_id=study_id, ballot=ballot,
             defaults={"requested_at": timezone.now(), "error": str(exc)[:2000],
-                      "computed_at": timezone.now()},
+                      "computed_at": timezone.now(), "vote_set": computed_from},
         )  # fmt: skip
         return f"study {study.slug} after ballot {ballot}: {exc}"
     StudyReliability.objects.update_or_create(
@@ -308,9 +304,32 @@ def store_report(study_id: int, ballot: int) -> str:
             "resamples": report["resamples"],
             "result": report,
             "error": "",
+            "vote_set": computed_from,
         },
     )
+    _typed_again(study_id, ballot, computed_from)
+    vote_sets.follow_up(study_id, computed_from)
     return f"study {study.slug} after ballot {ballot}: reliability stored"
+
+
+def _typed_again(study_id: int, ballot: int, vote_set: int) -> None:
+    """The typed tops of a report computed again from another vote set are computed again
+    too (until then they are shown as computing)."""
+    with transaction.atomic():
+        row = StudyReliability.objects.select_for_update().get(study_id=study_id, ballot=ballot)
+        older = [int(k) for k, entries in row.custom.items() if _typed_from(entries) != vote_set]
+        if not older:
+            return
+        row.custom = {k: v for k, v in row.custom.items() if int(k) not in older}
+        row.requested = sorted({*row.requested, *older})
+        row.save(update_fields=["custom", "requested"])
+        for k in older:
+            jobs.settled_top_k_after_commit(row.pk, k)
+
+
+def _typed_from(entries: list[dict[str, Any]]) -> int | None:
+    """The vote set a typed top was computed from (None: stored before it was kept)."""
+    return entries[0].get("vote_set") if entries else None
 
 
 def _latest(study: Study) -> StudyReliability | None:
@@ -321,9 +340,12 @@ def _latest(study: Study) -> StudyReliability | None:
     )
 
 
-def _with_custom(row: StudyReliability, threshold: float) -> dict[str, Any]:
-    """The stored report with its typed tops, every top judged at the study's ``threshold``."""
+def _with_custom(row: StudyReliability, study: Study) -> dict[str, Any]:
+    """The stored report with its typed tops, every top judged at the study's threshold, and
+    ``stale``: what changed in the counted votes since it was computed (None: current)."""
+    threshold = study.settled_threshold
     report = dict(row.result or {})
+    report["stale"] = vote_sets.stale_text(study, row.vote_set)
     custom = [entry for k in sorted(row.custom, key=int) for entry in row.custom[k]]
     report["settled_top"] = [
         _judged(e, threshold) for e in [*report.get("settled_top", []), *custom]
@@ -417,10 +439,11 @@ def latest_report(study: Study) -> dict[str, Any] | None:
     "custom", "expected", "interval", "settled", "in_doubt", "threshold", "text", "items":
     [{"item", "item_id", "probability"}]}]`` (``interval``: the draws' central 90% interval of
     the number right, ``[low, high]``; absent from reports stored before it was kept);
-    ``notes``; ``requested`` (typed ``k`` still computing).
+    ``notes``; ``requested`` (typed ``k`` still computing); ``stale``: None, or what changed in
+    the counted votes since (:func:`collector.studies.vote_sets.stale_text`), recomputing.
     """
     row = _latest(study)
-    return None if row is None else _with_custom(row, study.settled_threshold)
+    return None if row is None else _with_custom(row, study)
 
 
 @dataclass(frozen=True)
@@ -444,7 +467,7 @@ def status(study: Study) -> Status:
     done = newest if newest.result is not None else _latest(study)
     waiting = newest.result is None and not newest.error
     return Status(
-        None if done is None else _with_custom(done, study.settled_threshold),
+        None if done is None else _with_custom(done, study),
         newest.ballot if waiting else None,
         newest.error if newest.result is None else "",
     )
@@ -485,63 +508,3 @@ def _send_again(pk: int) -> None:
         return
     for k in ks:
         jobs.send_settled_top_k(pk, int(k))
-
-
-# --- a typed k ----------------------------------------------------------------------------------
-
-
-def request_k(study: Study, k: int) -> tuple[StudyReliability, bool]:
-    """Ask for the settled top ``k`` after the latest stored ballot (computed in the
-    background): the report's row, and whether a job was sent (False: that ``k`` is stored or
-    computing already); raises :class:`ReliabilityRefused` for a ``k`` out of range."""
-    row = _latest(study)
-    if row is None:
-        raise ReliabilityRefused("no reliability figures yet: wait for the first ballot's close")
-    groups = study_groups(study)
-    largest = int(np.bincount(groups).max()) if groups is not None else study.items.count()
-    most = min(MAX_CUSTOM_K, largest - 1)
-    if not 1 <= k <= most:
-        which = "a target's candidates" if groups is not None else "the study's items"
-        raise ReliabilityRefused(
-            f"k must be a whole number from 1 to {most} (fewer than {which}, at most "
-            f"{MAX_CUSTOM_K}), got {k}"
-        )
-    with transaction.atomic():
-        row = StudyReliability.objects.select_for_update().get(pk=row.pk)
-        known = {e["k"] for e in (row.result or {}).get("settled_top", []) if not e["custom"]}
-        if k in known or str(k) in row.custom or k in row.requested:
-            return row, False
-        if len(row.custom) + len(row.requested) >= MAX_CUSTOM_PER_BALLOT:
-            raise ReliabilityRefused(
-                f"at most {MAX_CUSTOM_PER_BALLOT} typed tops per ballot; these are computed: "
-                + ", ".join(str(x) for x in sorted([*map(int, row.custom), *row.requested]))
-            )
-        row.requested = sorted([*row.requested, k])
-        row.requested_at = timezone.now()
-        row.save(update_fields=["requested", "requested_at"])
-        jobs.settled_top_k_after_commit(row.pk, k)
-    return row, True
-
-
-def store_k(row_id: int, k: int) -> str:
-    """Compute and store the typed top ``k`` of a stored report (the background job)."""
-    row = StudyReliability.objects.select_related("study").filter(pk=row_id).first()
-    if row is None or row.result is None:
-        return f"reliability {row_id} is gone or not computed"
-    study = row.study
-    inputs = study_votes(study)
-    entries: list[dict[str, Any]] = []
-    if inputs is not None:
-        _, top_rng = generators(row.seed, row.ballot)
-        top = settled_top(
-            inputs.votes, top_rng, after=row.ballot, ks=[k], with_survivors=False,
-            resamples=settings.RELIABILITY_RESAMPLES, estimator=study.estimator,
-            threshold=study.settled_threshold,
-        )  # fmt: skip
-        entries = _top_entries(top, inputs, np.zeros(1, dtype=np.int64), custom=True)
-    with transaction.atomic():
-        row = StudyReliability.objects.select_for_update().get(pk=row_id)
-        row.custom = {**row.custom, str(k): entries}
-        row.requested = [x for x in row.requested if x != k]
-        row.save(update_fields=["custom", "requested"])
-    return f"study {study.slug} after ballot {row.ballot}: top {k} stored"

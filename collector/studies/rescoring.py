@@ -6,7 +6,11 @@ scored it (the same estimator, the same seeded stream, the state rebuilt from th
 before it), but **its members are kept as they were**: which items each later ballot held was
 decided when the ballot before it closed, with the votes of that time, and stays so. A finished
 study's final ranking and its pooled fit are stored again from the rescored last ballot. With
-no vote deleted, rescoring gives exactly the stored scores.
+no vote deleted, rescoring gives exactly the stored scores. A rescore changes the study's vote
+set (:mod:`collector.studies.vote_sets`): every figure derived from the ranking is computed again.
+
+Locks, in the one order of every path that takes both (:func:`collector.studies.pooled_fit.lock`):
+the pooled fit's advisory lock, the ballots, then the study row.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 from django.db import transaction
 
 from collector.models import Ballot, Study
-from collector.studies import bulk_sql, lifecycle, pooled_fit
+from collector.studies import bulk_sql, lifecycle, pooled_fit, vote_sets
 from collector.studies.designs import driver
 from collector.studies.lifecycle import LifecycleError
 from ranking.protocol import ranks_within_groups
@@ -30,15 +34,17 @@ def rescore_without_withdrawn(study_id: int) -> int:
     clear ``Study.withdrawn_votes``. Returns the number of ballots rescored. Raises
     :class:`LifecycleError` while a ballot is closing (rescore once it has closed)."""
     with transaction.atomic():
-        study = Study.objects.select_for_update().filter(pk=study_id).first()
-        if study is None:
-            raise LifecycleError("this study no longer exists")
+        # One lock order (pooled_fit.lock): the fit's lock, the ballots, then the study row.
+        pooled_fit.lock(study_id)
         ballots = list(
             Ballot.objects.select_for_update(no_key=True)
-            .filter(study=study)
+            .filter(study_id=study_id)
             .exclude(status=Ballot.Status.PENDING)
             .order_by("number")
         )
+        study = Study.objects.select_for_update().filter(pk=study_id).first()
+        if study is None:
+            raise LifecycleError("this study no longer exists")
         if any(b.status == Ballot.Status.CLOSING for b in ballots):
             raise LifecycleError("a ballot is closing: rescore once it has closed")
         closed = [b for b in ballots if b.status == Ballot.Status.CLOSED]
@@ -61,6 +67,8 @@ def rescore_without_withdrawn(study_id: int) -> int:
                 },
             )
             score = out.score
+        if study.withdrawn_votes:  # the ranking changes: so does everything derived from it
+            vote_sets.bump(study.pk, vote_sets.Kind.RESCORED)
         if study.status == Study.Status.FINISHED and score is not None:
             ranks = scoring.final_ranks(score)
             columns = {"final_rank": ranks, "final_score": score}

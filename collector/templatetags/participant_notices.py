@@ -1,5 +1,6 @@
 """``{% participant_notices study %}``: the study page's notices about its participants' data:
-scores that still include votes since withdrawn (with **Rescore without them**), and when
+scores that still include votes since withdrawn (with **Rescore without them**), the figures
+computed before a change of the counted votes and being computed again, and when
 ``DATA_RETENTION_DAYS`` removes (or removed) the voters' identifiers; a study archived before it
 finished says they are kept until it finishes, and says nothing when it holds none."""
 
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from collector.models import Study
 from collector.participants import retention
+from collector.studies import vote_sets
 
 register = template.Library()
 
@@ -23,6 +25,7 @@ def participant_notices(context: dict[str, Any], study: Study) -> dict[str, Any]
     return {
         "study": study,
         "withdrawn": study.withdrawn_votes,
+        "stale": vote_sets.stale_figures(study),
         "removal": removal,
         "removed": study.identities_removed_at,
         "removal_past": removal is not None and removal <= timezone.now(),

@@ -46,8 +46,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from collector import jobs
-from collector.models import Comparison, Item, Study, Token, Vote, Voter
-from collector.studies import lifecycle
+from collector.models import Ballot, Comparison, Item, Study, Token, Vote, Voter
+from collector.studies import lifecycle, vote_sets
 from collector.voting import returning
 
 __all__ = [
@@ -447,4 +447,9 @@ def exclude_voter(voter_id: int, reason: str) -> int | None:
         )
         if voided >= 0 and (study_id := ending.values_list("study_id", flat=True).first()):
             jobs.refit_pooled_after_commit(study_id)
+        # Their votes of closed ballots leave the counted votes: the study's vote set changes.
+        counted = Vote.objects.filter(voter_id=voter_id, ballot__status=Ballot.Status.CLOSED)
+        if voided >= 0 and (n := counted.count()):
+            study_id = Voter.objects.filter(pk=voter_id).values_list("study_id", flat=True).get()
+            vote_sets.bump(study_id, vote_sets.Kind.EXCLUDED, votes=n, voters=1)
     return None if voided < 0 else int(voided)

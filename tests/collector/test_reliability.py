@@ -32,7 +32,7 @@ from collector.models import (
 from collector.releases import building, releasing
 from collector.staff import reliability as pages
 from collector.staff import study_figures
-from collector.studies import reliability
+from collector.studies import reliability, typed_tops
 from ranking.evaluate import main as evaluate_main
 from tests.collector.helpers import (
     export,
@@ -298,7 +298,7 @@ def test_a_typed_k_is_computed_in_the_background_and_refused_out_of_range(client
     assert client.post(url, {"k": 7}, content_type="application/json").status_code == 202
     row = StudyReliability.objects.get(study=area, ballot=2)
     assert 7 in row.requested or "7" in row.custom
-    reliability.store_k(row.pk, 7)
+    typed_tops.store_k(row.pk, 7)
     top7 = [t for t in reliability.latest_report(area)["settled_top"] if t["k"] == 7]
     assert len(top7) == 1 and top7[0]["custom"] and len(top7[0]["items"]) == 7
     assert "top 7: expected" in client.get(f"/staff/{area.slug}/").content.decode()

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('collector', '0027_study_settled_threshold'),
+        ('collector', '0028_vote_sets'),
     ]
 
     operations = [
