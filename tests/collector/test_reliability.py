@@ -160,7 +160,8 @@ def test_the_staff_page_the_card_and_the_public_page_give_the_corrected_range(
     units = f"{alpha['alpha']:.3f} over {alpha['units']} pairs answered by two or more voters"
     staff = client.get(f"/staff/{area.slug}/").content.decode()
     client.post(f"/staff/{area.slug}/releases/", {"version": "1.0.0", "licence": "CC-BY-4.0",
-                "title": "", "authors": "Ada Lovelace", "public": "on"})  # fmt: skip
+                "title": "", "authors": "Ada Lovelace", "public": "on",
+                "synthetic": "on"})  # fmt: skip
     release = Release.objects.get(study=area)
     assert building.build(release.pk).endswith("written")
     release.refresh_from_db()

@@ -140,11 +140,13 @@ def test_deleting_two_participants_and_rescoring_makes_every_figure_say_it_is_st
 
     # A release is refused meanwhile: a form error, and the command exits naming what is stale.
     page = client.post(
-        f"/staff/{study.slug}/releases/", {"version": "1.0.0", "licence": "CC-BY-4.0"}
+        f"/staff/{study.slug}/releases/",
+        {"version": "1.0.0", "licence": "CC-BY-4.0", "authors": "Lovelace, Ada", "synthetic": "on"},
     )
     assert page.status_code == 400
     assert "the reliability after ballot 1" in page.content.decode()
-    release = ["release_study", study.slug, "--version", "1.0.0", "--license", "CC-BY-4.0"]
+    release = ["release_study", study.slug, "--version", "1.0.0", "--license", "CC-BY-4.0",
+               "--authors", "Lovelace, Ada", "--synthetic"]  # fmt: skip
     with pytest.raises(CommandError, match="ballot 1 .*; the evaluation of “noisy” "):
         call_command(*release, "--publish-model", "noisy")
 
@@ -257,7 +259,10 @@ def test_a_release_asked_for_before_the_votes_changed_fails_naming_the_stale_fig
     owner = staff_user(client)
     study = _finished(owner, monkeypatch)
     model = Evaluation.objects.get(study=study, name="noisy")
-    release = releasing.prepare(study, version="1.0.0", licence="CC-BY-4.0", evaluations=[model.pk])
+    release = releasing.prepare(
+        study, version="1.0.0", licence="CC-BY-4.0", evaluations=[model.pk],
+        authors="Lovelace, Ada", synthetic=True,
+    )  # fmt: skip
     voter = Voter.objects.filter(study=study, participant="").order_by("id").first()
     store.exclude_voter(voter.pk, "test")  # before the build job runs
     building.build(release.pk)
