@@ -8,13 +8,16 @@ seeded Gaussian noise of a few levels (``noise`` times its standard deviation), 
 has a known quality. Each study is evaluated as the product does (``ranking.evaluation.
 evaluate`` with its votes, ``--resamples`` voter resamples), every model on the same resamples.
 
-An interval claims to cover the figure the same study would give with another crowd of its
-size: the mean of the model's figure over all the simulated studies (leaving out the study
-itself), ``theta_n``. For a paired difference it is the difference of the two models'
-``theta_n``. For every interval the table gives how often it holds its own estimate (it must be
-100%), how often it covers ``theta_n``, and, for the correlations, how often it covers the
-model's correlation with the true order (not claimed: a finite crowd's ranking is noisier than
-the truth). ``basic`` is the interval shown before (``2 * estimate - (q97.5, q2.5)``).
+An interval claims to cover the figure the same study would give had another crowd of its size
+answered it: measured as the mean of the figure over ``--crowds`` other simulated crowds
+answering the study's own comparisons (the same pairs, each voter's comparisons together), each
+crowd's ranking formed and evaluated as the study's ("the same ballots' mean"; for a paired
+difference, the difference of the two models' means). Also given: how often it covers
+``theta_n``, the mean of the figure over all the simulated studies but this one (other crowds
+that also steer the adaptive ballots their own way, which the voter bootstrap, keeping the
+study's ballots, does not see), and, for the correlations, the model's correlation with the true
+order (not claimed: a finite crowd's ranking is coarser than the truth). Every interval must
+hold its own estimate. ``basic`` is ``2 * estimate - (q97.5, q2.5)``, for comparison.
 
 A target study (``--targets`` targets x ``--candidates`` candidates, same crowd settings) gives
 Avraham & Goldberg's score and the macro rho_w the same way.
@@ -41,8 +44,6 @@ from ranking.ballots.replay import rescore  # noqa: E402
 from ranking.crowd import underlying_similarity  # noqa: E402
 from ranking.crowd.voters import SimulatedCrowd, true_ranks  # noqa: E402
 from ranking.evaluation import evaluate  # noqa: E402
-from ranking.evaluation.bootstrap import scope_metrics  # noqa: E402
-from ranking.evaluation.model_evaluation import scopes_of  # noqa: E402
 from ranking.evaluation.tied_metrics import mid_ranks, rank_correlations  # noqa: E402
 from ranking.protocol.closing import final_ranking  # noqa: E402
 from ranking.simulation import simulate_study_votes  # noqa: E402
@@ -64,35 +65,87 @@ def _models(relatedness: np.ndarray, seed: int) -> dict[str, np.ndarray]:
     }
 
 
-def _band(
-    point: float, block: dict[str, Any], truth: float | None = None, same: float | None = None
-) -> Band:
-    basic = (2 * point - block["high"], 2 * point - block["low"])
-    return (point, block["centred_low"], block["centred_high"], *basic, truth, same)
+def _figures(result: dict[str, Any]) -> dict[str, tuple[float, dict[str, Any] | None]]:
+    """Every figure of an evaluation by its row label: (estimate, its interval block)."""
+    out: dict[str, tuple[float, dict[str, Any] | None]] = {}
+    for report in result["models"]:
+        name = report["name"]
+        boot = report.get("bootstrap") or {}
+        for m in METRICS:
+            out[f"{m} | {name}"] = (report[m], boot.get(m))
+        for area in report.get("areas") or []:
+            block = (area.get("bootstrap") or {}).get("rho_w")
+            out[f"area rho_w | {name} | {area['area']}"] = (area["rho_w"], block)
+        votes = report["votes"]
+        block = (votes.get("bootstrap") or {}).get("agreement")
+        out[f"vote agreement | {name}"] = (votes["agreement"], block)
+        if "ag_score" in report:
+            out[f"A&G score | {name}"] = (report["ag_score"], report.get("ag_bootstrap"))
+        if "macro" in report:
+            block = (report["macro"].get("bootstrap") or {}).get("rho_w")
+            out[f"macro rho_w | {name}"] = (report["macro"]["rho_w"], block)
+    for pair in result.get("paired") or []:
+        for label, metric in (("rho_w", "rho_w"), ("rho", "rho"), ("tau", "tau"),
+                              ("A&G", "ag_score")):  # fmt: skip
+            v = pair["metrics"].get(metric)
+            if v is not None:
+                out[f"{label} difference | {pair['a']} - {pair['b']}"] = (v["difference"], v)
+    return out
 
 
-def _same_ballots(relatedness, gold, votes, models, args, seed) -> dict[str, dict[str, float]]:
-    """Every model's mean figures over ``--crowds`` other crowds of the study's size answering
-    the study's own comparisons (the same pairs, each voter's comparisons kept together)."""
-    ranks = np.empty((args.crowds, votes.n_items), dtype=np.int32)
-    for k, child in enumerate(np.random.default_rng([seed, 3]).spawn(args.crowds)):
+def _same_ballots(relatedness, gold, votes, models, args, seed) -> dict[str, float]:
+    """Every figure's mean over ``--crowds`` other crowds of the study's size answering the
+    study's own comparisons (the same pairs, each voter's comparisons kept together), each
+    crowd's ranking formed and evaluated as the study's."""
+    sums: dict[str, float] = defaultdict(float)
+    for child in np.random.default_rng([seed, 3]).spawn(args.crowds):
         crowd = SimulatedCrowd(relatedness, args.voters, child)
         answers = crowd.answer(votes.pairs, votes.voter, child)
-        score = rescore(replace(votes, first_score=answers), estimator="rescaled_borda")
-        ranks[k] = final_ranking(score, child)[1]
-    out = {}
-    for name, scores in models.items():
-        scope = scopes_of(gold, scores, "skip", areas=False)[0]
-        values = scope_metrics(scope, ranks, 2)
-        out[name] = {m: float(np.mean(values[m])) for m in METRICS}
-    return out
+        other = replace(votes, first_score=answers)
+        score = rescore(other, estimator="rescaled_borda")
+        ranks = final_ranking(score, child)[1].astype(np.float64)
+        result = evaluate(
+            replace(gold, ranks=ranks, scores=None), models, rng=child, votes=other,
+            resamples=0, chance_permutations=2, retrieval_alpha=None,
+            estimator="rescaled_borda", workers=1,
+        )  # fmt: skip
+        for label, (value, _) in _figures(result).items():
+            sums[label] += value
+    means = {label: total / args.crowds for label, total in sums.items()}
+    for name_a in models:  # paired differences: the difference of the two means
+        for name_b in models:
+            for label, metric in (("rho_w", "rho_w"), ("rho", "rho"), ("tau", "tau"),
+                                  ("A&G", "A&G score")):  # fmt: skip
+                if f"{metric} | {name_a}" in means:
+                    means[f"{label} difference | {name_a} - {name_b}"] = (
+                        means[f"{metric} | {name_a}"] - means[f"{metric} | {name_b}"]
+                    )
+    return means
+
+
+def _collect(
+    figures: dict[str, tuple[float, dict[str, Any] | None]],
+    same: dict[str, float],
+    truth: dict[str, float],
+    collected: dict[str, list[Band]],
+) -> None:
+    """One study's intervals, with what each may cover, into ``collected``."""
+    for label, (point, block) in figures.items():
+        assert block is not None, label
+        if "difference" in label:  # the paired interval has no basic counterpart
+            band = (point, block["low"], block["high"], np.nan, np.nan, None, same.get(label))
+        else:
+            basic = (2 * point - block["high"], 2 * point - block["low"])
+            low, high = block["centred_low"], block["centred_high"]
+            band = (point, low, high, *basic, truth.get(label), same.get(label))
+        collected[label].append(band)
 
 
 def _area_study(args: argparse.Namespace, seed: int, collected: dict[str, list[Band]]) -> None:
     pairs = args.area_tokens * (args.area_tokens - 1) // 2
     n_items = pairs * (args.tokens // args.area_tokens)
     relatedness = np.abs(underlying_similarity("exponential", n_items))
-    truth = true_ranks(relatedness).astype(np.float64)
+    truth_ranks = true_ranks(relatedness).astype(np.float64)
     models = _models(relatedness, seed=10_000)
     gold, votes = simulate_study_votes(
         relatedness, np.random.default_rng(seed), m=args.m, n_ballots=args.ballots,
@@ -103,30 +156,12 @@ def _area_study(args: argparse.Namespace, seed: int, collected: dict[str, list[B
         resamples=args.resamples, chance_permutations=20, retrieval_alpha=None,
         estimator="rescaled_borda", workers=1,
     )  # fmt: skip
-    same = _same_ballots(relatedness, gold, votes, models, args, seed)
-    for report in result["models"]:
-        name = report["name"]
-        against_truth = rank_correlations(truth, mid_ranks(models[name]))
-        for m in METRICS:
-            true_value = float(against_truth[m][0])
-            collected[f"{m} | {name}"].append(
-                _band(report[m], report["bootstrap"][m], true_value, same[name][m])
-            )
-        for area in report["areas"]:
-            collected[f"area rho_w | {name} | {area['area']}"].append(
-                _band(area["rho_w"], area["bootstrap"]["rho_w"])
-            )
-        votes_block = report["votes"]
-        collected[f"vote agreement | {name}"].append(
-            _band(votes_block["agreement"], votes_block["bootstrap"]["agreement"])
-        )
-    for pair in result["paired"]:
-        for m in ("rho_w", "rho", "tau"):
-            v = pair["metrics"][m]
-            collected[f"{m} difference | {pair['a']} - {pair['b']}"].append(
-                (v["difference"], v["low"], v["high"], np.nan, np.nan, None,
-                 same[pair["a"]][m] - same[pair["b"]][m])
-            )  # fmt: skip
+    truth = {}
+    for name, scores in models.items():
+        against = rank_correlations(truth_ranks, mid_ranks(scores))
+        truth.update({f"{m} | {name}": float(against[m][0]) for m in METRICS})
+    same = _same_ballots(relatedness, gold, votes, models, args, seed) if args.crowds else {}
+    _collect(_figures(result), same, truth, collected)
 
 
 def _target_study(args: argparse.Namespace, seed: int, collected: dict[str, list[Band]]) -> None:
@@ -143,18 +178,9 @@ def _target_study(args: argparse.Namespace, seed: int, collected: dict[str, list
         resamples=args.resamples, chance_permutations=20, retrieval_alpha=None,
         estimator="rescaled_borda", workers=1,
     )  # fmt: skip
-    for report in result["models"]:
-        name = report["name"]
-        collected[f"A&G score | {name}"].append(_band(report["ag_score"], report["ag_bootstrap"]))
-        macro = report["macro"]
-        collected[f"macro rho_w | {name}"].append(
-            _band(macro["rho_w"], macro["bootstrap"]["rho_w"])
-        )
-    for pair in result["paired"]:
-        v = pair["metrics"]["ag_score"]
-        collected[f"A&G difference | {pair['a']} - {pair['b']}"].append(
-            (v["difference"], v["low"], v["high"], np.nan, np.nan, None, None)
-        )
+    same = _same_ballots(relatedness, gold, votes, models, args, seed) if args.crowds else {}
+    figures = {k: v for k, v in _figures(result).items() if "A&G" in k or "macro" in k}
+    _collect(figures, same, {}, collected)
 
 
 def _paired_theta(collected: dict[str, list[Band]], key: str) -> np.ndarray | None:
@@ -185,10 +211,10 @@ def table(collected: dict[str, list[Band]]) -> str:
         pooled[row].extend(bands)
         theta[row].extend(center.tolist())
     lines = [
-        "| interval | model(s) | mean estimate | theta_n | holds its estimate | covers theta_n "
-        "| covers the same ballots' mean | covers the truth | basic: holds its estimate "
+        "| interval | model(s) | mean estimate | holds its estimate | covers the same ballots' "
+        "mean | covers theta_n | covers the truth | basic: holds its estimate "
         "| basic: covers theta_n |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in sorted(pooled):
         a = np.array([b[:5] for b in pooled[row]], dtype=np.float64)
@@ -208,8 +234,8 @@ def table(collected: dict[str, list[Band]]) -> str:
             basic_covers = f"{np.mean((blow <= t) & (t <= bhigh)):.0%}"
         what, model = row.split(" | ")
         lines.append(
-            f"| {what} | {model} | {np.mean(point):.3f} | {np.mean(t):.3f} | {holds:.0%} "
-            f"| {covers:.0%} | {same} | {truth} | {basic_holds} | {basic_covers} |"
+            f"| {what} | {model} | {np.mean(point):.3f} | {holds:.0%} | {same} "
+            f"| {covers:.0%} | {truth} | {basic_holds} | {basic_covers} |"
         )
     return "\n".join(lines)
 
