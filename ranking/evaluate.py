@@ -193,21 +193,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _clip(value: float | None) -> float | None:
-    """A correlation's interval end, kept within [-1, 1]."""
-    return None if value is None else max(-1.0, min(1.0, value))
-
-
 def _number(value: Any, digits: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _band(boot: dict[str, Any] | None, low: float = -1.0) -> str:
-    """`` [low, high]``: a bootstrap's basic interval kept within [low, 1], or nothing."""
-    if not boot or boot.get("basic_low") is None:
+def _band(boot: dict[str, Any] | None) -> str:
+    """`` [low, high]``: a figure's reported 95% interval (``centred_low``, ``centred_high``:
+    the resamples' spread placed around the estimate), or nothing."""
+    if not boot or boot.get("centred_low") is None:
         return ""
-    ends = (max(low, min(1.0, boot[k])) for k in ("basic_low", "basic_high"))
-    return " [{}, {}]".format(*(_number(v, 3) for v in ends))
+    return " [{}, {}]".format(*(_number(boot[k], 3) for k in ("centred_low", "centred_high")))
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -255,7 +250,7 @@ def format_table(result: dict[str, Any]) -> str:
         if "ag_score" in model:
             extra.append(
                 f"A&G score {_number(model['ag_score'], 3)}"
-                + _band(model.get("ag_bootstrap"), 0.0)
+                + _band(model.get("ag_bootstrap"))
                 + f" ({model['ag_comparisons']} comparisons)"
             )
         retrieval = model.get("retrieval")
@@ -277,14 +272,12 @@ def format_table(result: dict[str, Any]) -> str:
             )
         boot = model.get("bootstrap")
         if boot:
-            # The basic (bias-corrected) interval, as the web application shows it: the
-            # percentiles ("low", "high" in the JSON) sit below the point estimate.
+            # As the web application shows it: the resamples' spread around the estimate
+            # (the percentiles, "low" and "high" in the JSON, sit below the estimate).
             extra.append(
-                "voter bootstrap 95% (bias-corrected): "
+                "95% intervals, another crowd of this size: "
                 + ", ".join(
-                    f"{m} [{_number(_clip(boot[m].get('basic_low')), 3)}, "
-                    f"{_number(_clip(boot[m].get('basic_high')), 3)}]"
-                    for m in ("rho_w", "tau_w", "rho", "tau")
+                    f"{m}{_band(boot[m]) or ' n/a'}" for m in ("rho_w", "tau_w", "rho", "tau")
                 )
             )
         if extra:

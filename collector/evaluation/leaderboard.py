@@ -16,10 +16,11 @@ corrected (a target study's: the mean over its targets): how well the crowd agre
 the most a model's correlation with the crowd's ranking can be expected to reach. Every row
 holds its rho as a share of the ceiling's rho (``rho_of_ceiling``; a target study's macro rho).
 
-The intervals shown are the bootstrap's basic (bias-corrected) ones, ``2 * point - (97.5th,
-2.5th percentiles)``, kept within the metric's range: a resampled crowd's ranking is noisier
-than the study's, so the plain percentiles sit below the point estimate and rarely cover the
-model's correlation with the true ranking (``docs/evaluation.md``). The result JSON has both.
+The intervals shown are the voter bootstrap's spread placed around the estimate
+(:func:`ranking.evaluation.bootstrap.centred_interval`), kept within the metric's range: the
+range of the figure the same study would give with another crowd of its size, which always
+holds the estimate (``docs/evaluation.md``). The result JSON also keeps the resamples'
+percentiles (``low``, ``high``), which sit below the estimate.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from collector.models import Evaluation, Study
 from collector.studies import vote_sets
 from collector.studies.reliability import latest_report
+from ranking.evaluation.bootstrap import centred_interval
 
 METRICS = ("rho_w", "tau_w", "rho", "tau")
 CSV_HEADER = [
@@ -78,14 +80,19 @@ def _get(data: Any, *path: str) -> Any:
 
 
 def _interval(block: Any, metric: str, bounds: tuple[float, float]) -> tuple[Any, Any]:
-    """The basic bootstrap interval of ``metric`` in ``block["bootstrap"]``, clipped."""
-    low = _get(block, "bootstrap", metric, "basic_low")
-    high = _get(block, "bootstrap", metric, "basic_high")
-    if low is None or high is None:
+    """The reported interval of ``metric`` in ``block["bootstrap"]`` (its estimate is
+    ``block[metric]``): the resamples' spread placed around the estimate, within ``bounds``.
+    A result stored before it carried ``centred_low``/``centred_high`` gets the same interval
+    from its stored percentiles and mean."""
+    stored = _get(block, "bootstrap", metric)
+    if not isinstance(stored, dict):
         return None, None
-    # Both ends within the metric's range (a point at -1 can put the basic upper end below it).
-    least, most = bounds
-    return min(max(low, least), most), min(max(high, least), most)
+    if stored.get("centred_low") is not None and stored.get("centred_high") is not None:
+        return stored["centred_low"], stored["centred_high"]
+    point = block.get(metric) if isinstance(block, dict) else None
+    return centred_interval(
+        point, stored.get("low"), stored.get("high"), stored.get("mean"), bounds
+    )
 
 
 def row(evaluation: Evaluation) -> dict[str, Any]:
@@ -139,7 +146,9 @@ def _target_figures(r: dict[str, Any]) -> dict[str, Any]:
     out["macro_chance_rho_w"] = macro.get("chance_rho_w")
     out["ag_score"] = r.get("ag_score")
     out["ag_score_low"], out["ag_score_high"] = _interval(
-        {"bootstrap": {"ag_score": r.get("ag_bootstrap")}}, "ag_score", (0.0, 1.0)
+        {"ag_score": r.get("ag_score"), "bootstrap": {"ag_score": r.get("ag_bootstrap")}},
+        "ag_score",
+        (0.0, 1.0),
     )
     out["ag_comparisons"] = r.get("ag_comparisons")
     out["mrr"] = _get(r, "retrieval", "mrr")

@@ -7,10 +7,12 @@ temporary folder and read by ``read_gold`` and ``read_votes``, so the items and 
 order the command line sees them) with the two models' stored scores, the voter bootstrap
 of ``resamples_for`` resamples, the study's evaluation stream (``study_rng(study, 0,
 Purpose.EVALUATION)``, :func:`ranking.evaluate.evaluation_stream` of the command line's
-``--seed``), and its ``paired`` entry: for every metric, model A minus model B, the
-2.5-97.5% percentile interval of the difference over the resamples, and the share of resamples in
-which A scores higher (``a_better``). Both models are read with the first one's missing-score
-policy (the two must share it).
+``--seed``), and its ``paired`` entry: for every metric, model A minus model B, its 95% interval
+of the leaderboard's kind (the resampled differences' spread placed around the difference,
+:func:`ranking.evaluation.bootstrap.paired_comparison`), and the share of resamples in which A
+scores higher (``a_better``). A comparison stored with the older interval (the resampled
+differences' percentiles) shows no figures and is computed again when asked for. Both models
+are read with the first one's missing-score policy (the two must share it).
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def request(study: Study, a_id: int, b_id: int) -> tuple[ModelComparison, bool]:
         pair, created = ModelComparison.objects.get_or_create(
             study=study, a=a, b=b, defaults={"sent_at": now}
         )
-        if not created and pair.status == ModelComparison.Status.FAILED:
+        if not created and (pair.status == ModelComparison.Status.FAILED or _outdated(pair)):
             ModelComparison.objects.filter(pk=pair.pk).update(
                 status=ModelComparison.Status.QUEUED, error="", sent_at=now
             )
@@ -113,6 +115,15 @@ def request(study: Study, a_id: int, b_id: int) -> tuple[ModelComparison, bool]:
         if created:
             jobs.compare_models_after_commit(pair.pk)
     return pair, created
+
+
+def _outdated(pair: ModelComparison) -> bool:
+    """A comparison stored before its interval was the leaderboard's kind (the resampled
+    differences' percentiles, which need not hold the difference): computed again on request."""
+    return (
+        pair.status == ModelComparison.Status.DONE
+        and (pair.result or {}).get("interval") != "centred"
+    )
 
 
 def resend_lost(now: datetime | None = None) -> dict[str, int]:
@@ -170,7 +181,8 @@ def rows(study: Study) -> list[dict[str, Any]]:
     wanted = metrics_of(study)
     out = []
     for pair in ModelComparison.objects.filter(study=study).select_related("a", "b"):
-        metrics = (pair.result or {}).get("metrics") or {}
+        outdated = _outdated(pair)
+        metrics = {} if outdated else (pair.result or {}).get("metrics") or {}
         out.append(
             {
                 "id": pair.pk,
@@ -183,6 +195,7 @@ def rows(study: Study) -> list[dict[str, Any]]:
                 "stale": (
                     None if pair.result is None else vote_sets.stale_text(study, pair.vote_set)
                 ),
+                "outdated": outdated,
                 "resamples": (pair.result or {}).get("resamples"),
                 "seed": (pair.result or {}).get("seed"),
                 "metrics": {m: metrics.get(m) for m in wanted},

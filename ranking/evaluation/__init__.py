@@ -13,6 +13,7 @@ from .agreement import (
 from .bootstrap import (
     ELEMENTS_PER_CHUNK,
     Scope,
+    centred_interval,
     default_workers,
     interval,
     item_bootstrap,
@@ -88,6 +89,7 @@ __all__ = [
     "MAX_PAIRS",
     "METRIC_NAMES",
     "MISSING_POLICIES",
+    "centred_interval",
     "chance_baseline",
     "crowd_certainty",
     "default_chance_permutations",

@@ -7,8 +7,10 @@ ballots are rescored with the study's estimator through :func:`ranking.score_bal
 same ballot structure (every ballot keeps its items, :func:`ranking.rescore`),
 the resampled final ranking is formed as the study forms it (:func:`ranking.final_ranking`)
 and every metric of every model is computed against it. Resample ``r`` is the same for all
-models, which makes the paired comparison of two models possible. :func:`interval` explains
-the two intervals reported (percentile, and basic for the metric against the true ranking).
+models, which makes the paired comparison of two models possible. :func:`interval` keeps the
+resamples' percentiles and reports the interval :func:`centred_interval` explains: their spread
+placed around the study's estimate, for the figure the same study would give with another crowd
+of its size.
 
 :func:`item_bootstrap` answers a different question: how much a metric depends on which
 items happen to be in the gold, the gold ranking itself held fixed (items drawn with
@@ -35,6 +37,7 @@ from .tied_metrics import METRIC_NAMES, rank_correlations, rank_rows
 __all__ = [
     "ELEMENTS_PER_CHUNK",
     "Scope",
+    "centred_interval",
     "default_workers",
     "interval",
     "item_bootstrap",
@@ -48,6 +51,8 @@ __all__ = [
 ELEMENTS_PER_CHUNK = 1 << 20
 # Resampled rankings kept at once (int32): 100 MB.
 STORED_RANKS = 25_000_000
+# A resampled difference placed around the estimate within this of 0 counts as a tie.
+_TIE = 1e-12
 Progress = Callable[[int, int], Any]
 # One resample's vote agreement (plain, weighted) and vote statistics, per model.
 Resampled = tuple[dict[str, FloatArray], dict[str, dict[str, float]]]
@@ -85,32 +90,92 @@ def scope_key(name: str | None) -> str:
     return "" if name is None else f"scope:{name}"
 
 
-def interval(samples: FloatArray, point: float | None) -> dict[str, float | None]:
+def centred_interval(
+    point: float | None,
+    low: float | None,
+    high: float | None,
+    mean: float | None,
+    bounds: tuple[float, float] = (-1.0, 1.0),
+) -> tuple[float | None, float | None]:
+    """The interval the product reports: the resamples' spread placed around the estimate.
+
+    Parameters
+    ----------
+    point : float or None
+        The study's estimate.
+    low, high : float or None
+        The 2.5th and 97.5th percentiles of the resampled values.
+    mean : float or None
+        Their mean.
+    bounds : tuple of float, optional
+        The figure's range (``(-1, 1)`` for a correlation, ``(0, 1)`` for a share); both ends
+        are kept within it.
+
+    Returns
+    -------
+    tuple of float or None
+        ``(point + low - mean, point + high - mean)``, widened to hold ``point`` (a skewed
+        spread could leave it out) and kept within ``bounds``; ``(None, None)`` when a part is
+        missing.
+
+    Notes
+    -----
+    A resample draws the voters with replacement, so only about 63% of them are distinct and
+    its ranking is noisier than the study's: its figures sit below the estimate by a shift
+    that belongs to the resampling, not to the study. The spread of the resamples around their
+    own mean measures how the figure varies from one crowd to another; placed around the
+    estimate it is the interval for the figure the same study would give with another crowd of
+    the same size (the estimate is one draw of it). The interval always holds its estimate.
+    """
+    if point is None or low is None or high is None or mean is None:
+        return None, None
+    if not all(np.isfinite(v) for v in (point, low, high, mean)):
+        return None, None
+    least, most = bounds
+    start = min(point + (low - mean), point)
+    end = max(point + (high - mean), point)
+    return min(max(start, least), most), min(max(end, least), most)
+
+
+def interval(
+    samples: FloatArray, point: float | None, bounds: tuple[float, float] = (-1.0, 1.0)
+) -> dict[str, float | None]:
     """Summary of bootstrap samples.
 
-    ``low``, ``high``: the percentile interval (2.5th, 97.5th percentiles): how the metric
-    against the study's ranking would spread over other crowds. A crowd's ranking is a noisy
-    copy of the true one, and noise in the gold pulls rank correlations down, so these
-    resampled values sit below the study's value (``mean`` < ``point``), which itself sits
-    below the metric against the true ranking. ``basic_low``, ``basic_high``: the basic
-    bootstrap interval ``2 * point - (97.5th, 2.5th percentiles)``, which corrects that
-    downward bias to first order: the interval for the model's metric against the true
-    ranking (tests: about 95% coverage of rho_w in simulated studies; less for the
-    unweighted rho and tau, which weigh the noisy bottom of an adaptive study's ranking).
-    ``mean`` and ``sd`` of the samples are given too."""
+    Parameters
+    ----------
+    samples : numpy.ndarray of float64
+        The figure in every resample (NaN: undefined in that resample).
+    point : float or None
+        The study's estimate.
+    bounds : tuple of float, optional
+        The figure's range, for :func:`centred_interval`.
+
+    Returns
+    -------
+    dict
+        ``low``, ``high``: the 2.5th and 97.5th percentiles of the resampled values, their
+        ``mean`` and ``sd``; with a finite ``point``, ``centred_low`` and ``centred_high``:
+        the 95% interval the product reports (:func:`centred_interval`), for the figure the
+        same study would give with another crowd of its size. The plain percentiles sit below
+        the estimate (a resample's ranking is noisier than the study's) and often leave it
+        out: they describe the resamples, not the study.
+    """
     finite = samples[np.isfinite(samples)]
     if finite.size == 0:
         return {"low": None, "high": None, "mean": None, "sd": None}
     low, high = (float(v) for v in np.percentile(finite, [2.5, 97.5]))
+    mean = float(np.mean(finite))
     result: dict[str, float | None] = {
         "low": low,
         "high": high,
-        "mean": float(np.mean(finite)),
+        "mean": mean,
         "sd": float(np.std(finite, ddof=1)) if finite.size > 1 else None,
     }
     if point is not None and np.isfinite(point):
-        result["basic_low"] = 2.0 * point - high
-        result["basic_high"] = 2.0 * point - low
+        result["centred_low"], result["centred_high"] = centred_interval(
+            point, low, high, mean, bounds
+        )
     return result
 
 
@@ -287,34 +352,61 @@ def paired_comparison(
     samples: Mapping[str, Mapping[str, Mapping[str, FloatArray]]],
     points: Mapping[str, Mapping[str, Mapping[str, float | None]]],
 ) -> dict[str, Any]:
-    """Model A minus model B on the same resamples, for every metric of the whole gold (and
-    of a target study's macro means, ``macro_rho_w``...; the vote agreement, ``votes_...``;
-    the vote statistics, by their names): the point difference, its percentile interval and
-    the share of resamples in which A scores higher (``a_better``) or equal (``equal``)."""
+    """Model A minus model B on the same resamples.
+
+    Parameters
+    ----------
+    name_a, name_b : str
+        The two models.
+    samples : mapping
+        :func:`voter_bootstrap`'s result (with a target study's ``macro`` samples).
+    points : mapping
+        ``points[model][key][metric]``: the study's estimates.
+
+    Returns
+    -------
+    dict
+        ``{"a", "b", "interval": "centred", "metrics"}``: for every metric of the whole gold
+        (and of a target study's macro means, ``macro_rho_w``...; the vote agreement,
+        ``votes_...``; the vote statistics, by their names) the point ``difference``, its 95%
+        interval ``low``, ``high`` (the kind the leaderboard shows, :func:`centred_interval`:
+        the resampled differences' spread placed around the point difference, so it always
+        holds it), and the share of resamples in which A scores higher (``a_better``) or the
+        same (``equal``), the resampled differences placed around the point difference as
+        in the interval.
+    """
     metrics: dict[str, Any] = {}
     prefixes = {"": "", "macro": "macro_", "votes": "votes_", "statistics": ""}
     for key, prefix in prefixes.items():
         a_scope, b_scope = samples[name_a].get(key), samples[name_b].get(key)
         if a_scope is None or b_scope is None:
             continue
+        # Correlations differ by up to 2; agreements and the A&G score are shares.
+        bounds = (-2.0, 2.0) if key in ("", "macro") else (-1.0, 1.0)
         for metric, a_values in a_scope.items():
             difference = a_values - b_scope[metric]
             finite = difference[np.isfinite(difference)]
             pa = points[name_a].get(key, {}).get(metric)
             pb = points[name_b].get(key, {}).get(metric)
+            point = None if pa is None or pb is None else pa - pb
             label = prefix + metric
-            if finite.size == 0:
+            if finite.size == 0 or point is None or not np.isfinite(point):
                 metrics[label] = None
                 continue
-            low, high = (float(v) for v in np.percentile(finite, [2.5, 97.5]))
+            percentiles = np.percentile(finite, [2.5, 97.5])
+            mean = float(np.mean(finite))
+            low, high = centred_interval(
+                point, float(percentiles[0]), float(percentiles[1]), mean, bounds
+            )
+            placed = finite - mean + point
             metrics[label] = {
-                "difference": None if pa is None or pb is None else pa - pb,
+                "difference": point,
                 "low": low,
                 "high": high,
-                "a_better": float(np.mean(finite > 0)),
-                "equal": float(np.mean(finite == 0)),
+                "a_better": float(np.mean(placed > _TIE)),
+                "equal": float(np.mean(np.abs(placed) <= _TIE)),
             }
-    return {"a": name_a, "b": name_b, "metrics": metrics}
+    return {"a": name_a, "b": name_b, "interval": "centred", "metrics": metrics}
 
 
 def item_bootstrap(

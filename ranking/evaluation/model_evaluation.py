@@ -414,7 +414,9 @@ def _attach_intervals(
     points: Mapping[str, Mapping[str, float | None]],
 ) -> None:
     def block(key: str) -> dict[str, Any]:
-        return {m: interval(v, points[key].get(m)) for m, v in samples[key].items()}
+        # Correlations lie in [-1, 1]; the vote agreements and the A&G score are shares.
+        bounds = (0.0, 1.0) if key in ("votes", "statistics") else (-1.0, 1.0)
+        return {m: interval(v, points[key].get(m), bounds) for m, v in samples[key].items()}
 
     report["bootstrap"] = {"kind": "voters", **block("")}
     for area in report.get("areas", []):

@@ -374,9 +374,10 @@ def test_the_staff_api_takes_a_model_and_returns_its_result(client, finished, ow
     assert got["status"] == "done" and got["result"]["n"] == 45
     board = client.get(url, HTTP_AUTHORIZATION=auth).json()["models"]
     assert [r["model"] for r in board] == ["m"]
-    rho_w = got["result"]["bootstrap"]["rho_w"]  # the basic interval, clipped to [-1, 1]
-    assert board[0]["rho_w_low"] == pytest.approx(max(rho_w["basic_low"], -1.0))
-    assert board[0]["rho_w_high"] == pytest.approx(min(rho_w["basic_high"], 1.0))
+    rho_w = got["result"]["bootstrap"]["rho_w"]  # the spread placed around the estimate
+    assert board[0]["rho_w_low"] == pytest.approx(rho_w["centred_low"])
+    assert board[0]["rho_w_high"] == pytest.approx(rho_w["centred_high"])
+    assert board[0]["rho_w_low"] <= got["result"]["rho_w"] <= board[0]["rho_w_high"]
 
 
 def test_the_command_evaluates_a_model_and_refuses_a_bad_file(finished, tmp_path):
@@ -443,5 +444,9 @@ def test_studies_of_every_design_and_estimator_can_be_evaluated(
         block, point = result["bootstrap"][metric], result[metric]
         assert -1 <= block["low"] <= block["mean"] <= block["high"] <= 1
         assert block["sd"] > 0  # the resamples differ
-        assert block["basic_low"] == pytest.approx(2 * point - block["high"], abs=1e-12)
-        assert block["basic_high"] == pytest.approx(2 * point - block["low"], abs=1e-12)
+        assert block["centred_low"] == pytest.approx(
+            max(-1, min(point, point + block["low"] - block["mean"])), abs=1e-12
+        )
+        assert block["centred_high"] == pytest.approx(
+            min(1, max(point, point + block["high"] - block["mean"])), abs=1e-12
+        )

@@ -70,6 +70,57 @@ def test_the_status_says_when_a_paired_difference_shown_computing_ends(
     assert "30 resamples" in html
 
 
+def test_a_paired_difference_holds_its_estimate_and_an_older_one_is_computed_again(
+    client, monkeypatch, settings
+):
+    settings.EVALUATION_RESAMPLES = 30
+    study = finished_study(monkeypatch, created_by=staff_user(client), slug="older")
+    a, b = (upload_and_run(client, study, name, scores_csv(study, noise))
+            for name, noise in (("close", 0.05), ("far", 0.4)))  # fmt: skip
+    client.post("/staff/older/models/compare/", {"a": a.pk, "b": b.pk})
+    pair = ModelComparison.objects.get(study=study)
+    paired.compare(pair.pk, registry.write_gold_and_votes)
+    pair.refresh_from_db()
+    for metric in paired.METRICS:
+        v = pair.result["metrics"][metric]
+        assert v["difference"] == pytest.approx(a.result[metric] - b.result[metric])
+        assert v["low"] <= v["difference"] <= v["high"], (metric, v)
+    # A comparison stored before (the resampled differences' percentiles, no "interval").
+    older = {k: v for k, v in pair.result.items() if k != "interval"}
+    older["metrics"] = {m: {**v, "low": 0.5, "high": 0.6} for m, v in older["metrics"].items()}
+    ModelComparison.objects.filter(pk=pair.pk).update(result=older)
+    html = client.get("/staff/older/models/board").content.decode()
+    assert "computed with an older interval: compare again" in html and "0.500" not in html
+    client.post("/staff/older/models/compare/", {"a": a.pk, "b": b.pk})
+    assert ModelComparison.objects.get(pk=pair.pk).status == ModelComparison.Status.QUEUED
+    paired.compare(pair.pk, registry.write_gold_and_votes)
+    html = client.get("/staff/older/models/board").content.decode()
+    assert "compare again" not in html and "30 resamples" in html
+
+
+def test_a_model_stored_without_the_centred_interval_shows_the_same_one_from_its_percentiles(
+    client, monkeypatch, settings
+):
+    settings.EVALUATION_RESAMPLES = 30
+    study = finished_study(monkeypatch, created_by=staff_user(client), slug="stored")
+    evaluation = upload_and_run(client, study, "m", scores_csv(study, 0.2))
+    before = client.get("/staff/stored/models/leaderboard.json").json()["models"][0]
+    result = evaluation.result
+    for block in [result["bootstrap"], result["votes"]["bootstrap"]] + [
+        area["bootstrap"] for area in result.get("areas") or []
+    ]:
+        for figure in block.values():
+            if isinstance(figure, dict):
+                figure.pop("centred_low", None)
+                figure.pop("centred_high", None)
+    Evaluation.objects.filter(pk=evaluation.pk).update(result=result)
+    after = client.get("/staff/stored/models/leaderboard.json").json()["models"][0]
+    for key in ("rho_w", "tau_w", "rho", "tau", "vote_agreement"):
+        assert after[f"{key}_low"] == pytest.approx(before[f"{key}_low"], abs=1e-12)
+        assert after[f"{key}_high"] == pytest.approx(before[f"{key}_high"], abs=1e-12)
+        assert after[f"{key}_low"] <= after[key] <= after[f"{key}_high"]
+
+
 def test_a_study_not_finished_has_no_leaderboard_to_fetch(client):
     study = make_study(n_items=10, n_ballots=1, cap=20, created_by=staff_user(client))
     response = client.get(f"/staff/{study.slug}/models/board")

@@ -91,18 +91,26 @@ def test_a_target_studys_leaderboard_shows_macro_figures_the_ag_score_and_each_t
             targets_mean = np.mean([t["bootstrap"][metric]["mean"] for t in report["targets"]])
             assert block["mean"] == pytest.approx(targets_mean, abs=1e-12)
             assert block["low"] <= block["mean"] <= block["high"]
-            assert block["basic_low"] == pytest.approx(2 * point - block["high"], abs=1e-12)
-            assert block["basic_high"] == pytest.approx(2 * point - block["low"], abs=1e-12)
-    ag = noisy.result["ag_bootstrap"]
+            # The reported interval: the resamples' spread placed around the estimate.
+            assert block["centred_low"] == pytest.approx(
+                max(-1, min(point, point + block["low"] - block["mean"])), abs=1e-12
+            )
+            assert block["centred_high"] == pytest.approx(
+                min(1, max(point, point + block["high"] - block["mean"])), abs=1e-12
+            )
+    ag, ag_point = noisy.result["ag_bootstrap"], noisy.result["ag_score"]
     assert 0 <= ag["low"] <= ag["mean"] <= ag["high"] <= 1
-    assert ag["basic_low"] == pytest.approx(2 * noisy.result["ag_score"] - ag["high"], abs=1e-12)
+    assert ag["centred_low"] == pytest.approx(
+        max(0, min(ag_point, ag_point + ag["low"] - ag["mean"])), abs=1e-12
+    )
+    assert ag["centred_low"] <= ag_point <= ag["centred_high"] <= 1
     board = client.get("/staff/targets/models/leaderboard.json").json()["models"]
     assert [r["model"] for r in board] == ["exact", "noisy"]  # by macro rho_w
     noisy_rho_w = noisy.result["macro"]["bootstrap"]["rho_w"]
     assert board[1]["macro_rho_w"] == pytest.approx(noisy.result["macro"]["rho_w"])
     assert board[1]["macro_rho_w"] < 1
-    assert board[1]["macro_rho_w_low"] == pytest.approx(max(noisy_rho_w["basic_low"], -1))
-    assert board[1]["ag_score_low"] == pytest.approx(max(ag["basic_low"], 0))
+    assert board[1]["macro_rho_w_low"] == pytest.approx(noisy_rho_w["centred_low"])
+    assert board[1]["ag_score_low"] == pytest.approx(ag["centred_low"])
     header, rows = read_csv(b"".join(client.get("/staff/targets/models/leaderboard.csv")).decode())
     assert {"macro_rho_w", "macro_rho_w_low", "ag_score", "ag_comparisons", "mrr"} <= set(header)
     assert rows[0]["model"] == "exact" and float(rows[0]["macro_rho_w"]) == pytest.approx(1.0)

@@ -269,7 +269,7 @@ def test_the_votes_are_rescored_per_target_and_the_bootstrap_gives_macro_and_ag_
     assert close["ag_comparisons"] == len({tuple(sorted(p)) for p in votes.pairs.tolist()})
     for block in (close["macro"]["bootstrap"]["rho_w"], close["ag_bootstrap"],
                   close["targets"][0]["bootstrap"]["tau_w"]):  # fmt: skip
-        assert block["low"] <= block["high"] and block["basic_low"] is not None
+        assert block["low"] <= block["high"] and block["centred_low"] is not None
     paired = result["paired"][0]["metrics"]
     assert paired["macro_rho_w"]["a_better"] > 0.5 and paired["ag_score"]["difference"] > 0
 
@@ -313,8 +313,12 @@ def test_a_target_evaluations_macro_interval_is_the_percentiles_of_the_macro_sam
             np.mean([t["bootstrap"][metric]["mean"] for t in counted]), abs=1e-12
         )
         point = result["macro"][metric]
-        assert block["basic_low"] == pytest.approx(2 * point - block["high"], abs=1e-12)
-        assert block["basic_high"] == pytest.approx(2 * point - block["low"], abs=1e-12)
+        assert block["centred_low"] == pytest.approx(
+            max(-1, min(point, point + block["low"] - block["mean"])), abs=1e-12
+        )
+        assert block["centred_high"] == pytest.approx(
+            min(1, max(point, point + block["high"] - block["mean"])), abs=1e-12
+        )
         assert block["low"] <= block["mean"] <= block["high"]
 
 
