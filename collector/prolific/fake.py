@@ -135,7 +135,8 @@ class FakeProlific:
             sub = FakeSubmission(_new_id(), study_id, participant_id or _new_id())
             study.submissions.append(sub)
         url = study.body["external_study_url"]
-        for placeholder, value in zip(_PLACEHOLDERS, (sub.participant_id, study_id, sub.id), strict=True):
+        values = (sub.participant_id, study_id, sub.id)
+        for placeholder, value in zip(_PLACEHOLDERS, values, strict=True):
             url = url.replace(placeholder, value)
         return sub, url
 
