@@ -14,6 +14,7 @@ from collector.evaluation import paired, queueing, running
 from collector.exports.registry import write_gold_and_votes
 from collector.models import Ballot, Study
 from collector.participants import retention
+from collector.prolific import waves
 from collector.releases import building
 from collector.studies import lifecycle, pooled_fit, reliability
 
@@ -38,14 +39,23 @@ def finish_close_job(ballot_id: int) -> str:
 def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
     send again evaluations, model comparisons and release builds whose message was lost or whose
-    job died, and reliability reports (and typed tops) asked for long ago and not stored."""
+    job died, and reliability reports (and typed tops) asked for long ago and not stored; bring
+    Prolific studies to their wave (:func:`collector.prolific.waves.resend_due`)."""
     return {
         **lifecycle.sweep_ballots(),
         **queueing.resend_lost(),
         **paired.resend_lost(),
         **building.resend_lost(),
         **reliability.resend_stuck(),
+        "prolific_resent": waves.resend_due(),
     }
+
+
+@shared_task(acks_late=True)
+def prolific_job(link_id: int) -> str:
+    """Bring a study's Prolific study to its wave (and pay what was earned once it is stopped):
+    :func:`collector.prolific.waves.apply`, safe to run twice."""
+    return waves.apply(link_id)
 
 
 @shared_task
