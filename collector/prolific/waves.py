@@ -9,12 +9,12 @@ The wave a study's Prolific study should be in is read from the study (:func:`wa
   closes or waits to be opened, and while the study is paused or archived;
 - ``stopped`` once the study is finished (then the reconciliation pays what was earned).
 
-The lifecycle asks for the job at each change (:func:`request`, after commit) and the sweep sends
-it again when the study's wave changed without one (a lease taken or expired) or when a job was
-lost (:func:`resend_due`). The job (:func:`apply`) converges Prolific to that wave under the
-link's row lock, so a retried or duplicated job changes nothing: the ballot's total places are
-computed once and set, never added. Each transition is audited; a refusal is stored with
-Prolific's message (shown on the study page) and never blocks the ballots.
+The lifecycle asks for the job at each change (:func:`collector.prolific.asking.request`) and
+the sweep sends it again when the study's wave changed without one (a lease taken or expired) or
+when a job was lost (:func:`resend_due`). The job (:func:`apply`) converges Prolific to that
+wave under the link's row lock, so a retried or duplicated job changes nothing: the ballot's
+total places are computed once and set, never added. Each transition is audited; a refusal is
+stored with Prolific's message (shown on the study page) and never blocks the ballots.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ from collector import jobs
 from collector.audit.trail import Actor, record
 from collector.models import Ballot, Comparison, ProlificLink, Study
 from collector.prolific import client as api
+from collector.prolific import paying
 from collector.prolific.linking import places_for
 
-__all__ = ["JOB_ACTOR", "apply", "request", "resend_due", "wanted_wave"]
+__all__ = ["JOB_ACTOR", "apply", "resend_due", "wanted_wave"]
 
 log = logging.getLogger(__name__)
 JOB_ACTOR = Actor(None, "Prolific job")
@@ -51,17 +52,6 @@ def wanted_wave(study: Study) -> tuple[str, Ballot | None]:
         Q(leased_to__isnull=True) | Q(lease_expires_at__lt=timezone.now())
     )
     return (Wave.ACTIVE if free.exists() else Wave.PAUSED), ballot
-
-
-def request(study_id: int) -> None:
-    """Ask for the study's Prolific job once the current transaction commits (nothing without a
-    token or a linked Prolific study)."""
-    if not api.configured():
-        return
-    now = timezone.now()
-    if ProlificLink.objects.filter(study_id=study_id).update(wanted_at=now, sent_at=now):
-        link_id = ProlificLink.objects.get(study_id=study_id).pk
-        jobs.prolific_after_commit(link_id)
 
 
 def resend_due() -> int:
@@ -90,8 +80,6 @@ def resend_due() -> int:
 
 def apply(link_id: int) -> str:
     """Bring the Prolific study to the wanted wave (then, once stopped, pay what was earned)."""
-    from collector.prolific import paying  # the reconciliation, once the study is finished
-
     started = timezone.now()
     with transaction.atomic():
         link = ProlificLink.objects.select_for_update().select_related("study").get(pk=link_id)

@@ -29,6 +29,7 @@ from rest_framework.response import Response
 from collector.access import CHANGE, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Study, Voter
+from collector.staff import prolific
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies.voter_quality import FLAGS, THRESHOLDS, flagged, voter_table
 from collector.voting import store
@@ -127,6 +128,7 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
         "excluded": excluded, "query": request.GET.urlencode(), **table,
         "rows": [page_cells(r) for r in table["rows"]],
         "voters_url": reverse("staff-voters", kwargs={"slug": study.slug}),
+        "prolific_mismatches": prolific.mismatches(study),
     }  # fmt: skip
     return render(request, "staff/voters.html", context)
 
