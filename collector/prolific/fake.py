@@ -103,7 +103,8 @@ class FakeProlific:
         self.bulk_bonuses: dict[str, dict[str, Any]] = {}
         self.bonuses_paid: list[tuple[str, Decimal]] = []  # (submission id, amount) per payment
         self.requests: list[tuple[str, str]] = []
-        self.fail_next: dict[str, int] = {}  # "POST /api/v1/..." prefix -> a 503 this many times
+        # "POST /api/v1/..." prefix -> the statuses its next calls answer, untouched (a 503, a 400)
+        self.fail_next: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -163,10 +164,9 @@ class FakeProlific:
     def handle(self, method: str, path: str, body: dict[str, Any] | None) -> tuple[int, Any]:
         with self._lock:
             self.requests.append((method, path))
-            for prefix, times in list(self.fail_next.items()):
-                if f"{method} {path}".startswith(prefix) and times > 0:
-                    self.fail_next[prefix] = times - 1
-                    return 503, {"error": {"detail": "Service unavailable (test)"}}
+            for prefix, statuses in self.fail_next.items():
+                if f"{method} {path}".startswith(prefix) and statuses:
+                    return statuses.pop(0), {"error": {"detail": "Refused by the test"}}
             try:
                 return 200, self._route(method, path, body)
             except Refused as e:

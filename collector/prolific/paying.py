@@ -79,7 +79,8 @@ def _one_at_a_time(link_id: int) -> Iterator[bool]:
 def _outcome(voter: Voter) -> str | None:
     if voter.declined_at is not None:
         return "no_consent"
-    return store.standing(voter).outcome
+    earned = store.standing(voter).outcome
+    return earned or ("partial" if voter.partial_at is not None else None)
 
 
 def reconcile(link: ProlificLink, *, dry_run: bool = False) -> Report:
