@@ -296,10 +296,10 @@ class FakeProlific:
             if who.strip() not in ours or value <= 0:
                 raise Refused(400, f"Invalid participant or amount: {who.strip()}")
             rows.append((who.strip(), value))
-        bulk = {"id": _new_id(), "study": study.id, "rows": rows, "paid": 0}
-        self.bulk_bonuses[bulk["id"]] = bulk
+        bulk_id = _new_id()
+        self.bulk_bonuses[bulk_id] = {"id": bulk_id, "study": study.id, "rows": rows, "paid": 0}
         total = sum((v for _, v in rows), Decimal(0))
-        return {"id": bulk["id"], "study": study.id, "amount": float(total * 100),
+        return {"id": bulk_id, "study": study.id, "amount": float(total * 100),
                 "fees": 0.0, "total_amount": float(total * 100)}  # fmt: skip
 
     def _pay(self, bulk_id: str) -> Any:

@@ -60,11 +60,13 @@ def study_url(study: Study, base_url: str) -> str:
 def seconds_per_answer(study: Study, planned: int) -> float:
     """The median measured time per answer once :data:`MEASURED_AFTER` answers were timed, else
     ``planned``."""
-    times = list(
-        Vote.objects.filter(ballot__study=study, response_ms__isnull=False)
+    times = [
+        ms
+        for ms in Vote.objects.filter(ballot__study=study, response_ms__isnull=False)
         .order_by("-id")
         .values_list("response_ms", flat=True)[:1000]
-    )
+        if ms is not None
+    ]
     if len(times) < MEASURED_AFTER:
         return float(planned)
     return median(times) / 1000

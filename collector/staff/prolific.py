@@ -143,7 +143,7 @@ def create(request: HttpRequest, slug: str) -> HttpResponse:
         return _refused(request, slug, "Set PROLIFIC_API_TOKEN to create the Prolific study.")
     form = ProlificForm(request.POST)
     if not form.is_valid():
-        errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        errors = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items())
         return _refused(request, slug, f"Not sent to Prolific: {errors}")
     typed = form.cleaned_data["prolific_id"]
     linked = ProlificLink.objects.filter(study=study).first()
