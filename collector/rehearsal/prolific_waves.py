@@ -1,6 +1,6 @@
 """``manage.py rehearse --prolific``: a study recruited on the test Prolific
 (:mod:`collector.prolific.fake`), with waves that follow the ballots and with recruitment left
-open for the whole study, on a simulated clock.
+open for the whole study (each ballot's places added as it opens), on a simulated clock.
 
 Participants arrive at ``--arrivals`` a minute while the Prolific study is active and has a place
 left, as on Prolific; each answers one comparison every ``--answer-seconds`` until their quota,
@@ -127,6 +127,8 @@ def _rehearse(study, fake, waves_on, arrivals, answer_seconds, gap_minutes, marg
                 if run.now - closed_at >= gap_minutes * 60:
                     lifecycle.open_ballot(pending.pk)
                     closed_at = None
+                    if not waves_on:
+                        _add_places(fake, prolific_id, pending, margin)
             if waves_on:
                 link = ProlificLink.objects.select_related("study").get(study=study)
                 if waves.wanted_wave(link.study)[0] != link.wanted:
@@ -134,8 +136,8 @@ def _rehearse(study, fake, waves_on, arrivals, answer_seconds, gap_minutes, marg
             _arrive(run, arrivals * TICK / 60)
             _step(run, answer_seconds)
             run.now += TICK
-            if run.now > 7 * 24 * 3600:
-                raise RuntimeError("the rehearsal's study did not finish in a simulated week")
+            if run.now > 24 * 3600:
+                raise RuntimeError("the rehearsal's study did not finish in a simulated day")
         prolific = fake.study(prolific_id)
         return Figures(
             mode="waves" if waves_on else "open",
@@ -146,6 +148,14 @@ def _rehearse(study, fake, waves_on, arrivals, answer_seconds, gap_minutes, marg
             needed=_needed_all(study),
             minutes=run.now / 60,
         )
+
+
+def _add_places(fake: FakeProlific, prolific_id: str, ballot: Ballot, margin: int) -> None:
+    """Open recruitment: the opened ballot's places added, as the staff would by hand."""
+    prolific = fake.study(prolific_id)
+    needed = linking.places_for(ballot.n_comparisons, ballot.study.per_voter_cap, margin)
+    with ProlificClient() as api:
+        api.set_places(prolific_id, prolific.taken + needed)
 
 
 def _needed_all(study: Study) -> int:
