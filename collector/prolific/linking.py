@@ -83,8 +83,10 @@ def reward(minutes: int, hourly_rate: int) -> int:
 
 
 def places_for(comparisons: int, quota: int, margin_percent: int) -> int:
-    """Places a ballot needs: its comparisons over the quota, rounded up, plus the margin."""
-    return math.ceil(math.ceil(comparisons / max(1, quota)) * (100 + margin_percent) / 100)
+    """Places a ballot needs: its comparisons over the quota, rounded up, plus the margin rounded
+    down (so the places never pass the margin the staff set)."""
+    base = math.ceil(comparisons / max(1, quota))
+    return base + base * margin_percent // 100
 
 
 def completion_codes(study: Study, terms: Terms) -> list[dict[str, object]]:
