@@ -349,3 +349,14 @@ def test_the_voters_page_lists_what_does_not_match(client, fake, sent):
     assert "a submission with no voter of this study" in page and sub.id in page
     assert sub.participant_id not in page
     assert AuditEntry.objects.filter(action="prolific.sync", study_id=study.pk).count() == 1
+
+
+def test_the_rehearsal_prints_the_waiting_and_places_figures_with_and_without_waves(capsys):
+    call_command("rehearse", "--prolific", "--tokens", "7", "--per-voter-cap", "6", "--m", "4",
+                 "--ballots", "2", "--gap-minutes", "2", "--arrivals", "6")  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0].strip() for line in lines] == ["waves", "open"]
+    waves_line = lines[0]
+    assert ", 0 paid for waiting;" in waves_line
+    assert "places bought for" in waves_line and "per comparison" in waves_line
+    assert not Study.objects.exists()  # the rehearsal's study is deleted at its end
