@@ -40,7 +40,8 @@ class ProlificLink(models.Model):
         max_length=24, choices=Action.choices, default="MANUALLY_REVIEW"
     )
     planned_seconds = models.PositiveIntegerField(default=8, help_text="Planned time per answer.")
-    # The wave Prolific should be in (set by the lifecycle), and what was last applied.
+    # The wave the job last brought the Prolific study to; when the lifecycle (or the sweep) last
+    # asked for the job, when it was last sent, and when a job last finished without a refusal.
     wanted = models.CharField(max_length=8, choices=Wave.choices, blank=True, default="")
     wanted_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
