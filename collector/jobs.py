@@ -3,9 +3,9 @@ submitted evaluation for its run, so neither imports the Celery task module (whi
 
 :func:`resend_stale` is beat's one rule for a job whose message may be lost (an evaluation, a
 model comparison, a release build, a reliability report or typed top, a finished study's pooled
-fit): a row not finished whose time of last send (``sent_at``, or the model's field of that
-meaning) is older than a timeout (or unset) is sent again and that time set to now, so it is sent
-once per timeout at most.
+fit, a study's Prolific wave): a row not finished whose time of last send (``sent_at``, or the
+model's field of that meaning) is older than a timeout (or unset) is sent again and that time set
+to now, so it is sent once per timeout at most.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ STUDY_RELIABILITY = "collector.tasks.study_reliability"
 SETTLED_TOP_K = "collector.tasks.settled_top_k"
 COMPARE_MODELS = "collector.tasks.compare_models"
 RECOMPUTE_STALE = "collector.tasks.recompute_stale"
+PROLIFIC = "collector.tasks.prolific_job"
 # One quick retry only: a close is sent after a vote committed, inside the voter's request.
 _SEND_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
@@ -186,6 +187,22 @@ def recompute_after_commit(study_id: int) -> None:
     transaction.on_commit(send)
 
 
+def prolific_after_commit(link_id: int) -> None:
+    """Bring a study's Prolific study to its wave (:mod:`collector.prolific.waves`) once the
+    change that asks for it commits; a broker that is down is logged, not raised: the sweep
+    resends the job after ``PROLIFIC_RESEND_SECONDS``."""
+
+    def send() -> None:
+        try:
+            send_prolific(link_id)
+        except Exception:
+            log.exception(
+                "cannot enqueue the Prolific job of link %s; the sweep resends it", link_id
+            )
+
+    transaction.on_commit(send)
+
+
 def send_recompute(study_id: int) -> None:
     """Send the recomputing of a study's stale figures now (with no broker, run it here)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
@@ -193,6 +210,16 @@ def send_recompute(study_id: int) -> None:
         return
     current_app.send_task(
         RECOMPUTE_STALE, (study_id,), retry=True, retry_policy=_SEND_RETRY, ignore_result=True
+    )
+
+
+def send_prolific(link_id: int) -> None:
+    """Send a study's Prolific job now (with no broker, the demo, run it here)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        current_app.tasks[PROLIFIC].apply(args=(link_id,))
+        return
+    current_app.send_task(
+        PROLIFIC, (link_id,), retry=True, retry_policy=_SEND_RETRY, ignore_result=True
     )
 
 

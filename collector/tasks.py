@@ -14,6 +14,7 @@ from collector.evaluation import paired, queueing, running
 from collector.exports.registry import write_gold_and_votes
 from collector.models import Ballot, Study
 from collector.participants import retention
+from collector.prolific import waves
 from collector.releases import building
 from collector.studies import lifecycle, pooled_fit, reliability, typed_tops, vote_sets
 
@@ -39,7 +40,8 @@ def sweep_ballots() -> dict[str, int]:
     """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
     send again evaluations, model comparisons and release builds whose message was lost or whose
     job died, and reliability reports (and typed tops) asked for long ago and not stored, and the
-    recompute of figures left stale by a change of the counted votes."""
+    recompute of figures left stale by a change of the counted votes; bring Prolific studies to
+    their wave (:func:`collector.prolific.waves.resend_due`)."""
     return {
         **lifecycle.sweep_ballots(),
         **queueing.resend_lost(),
@@ -47,7 +49,15 @@ def sweep_ballots() -> dict[str, int]:
         **building.resend_lost(),
         **reliability.resend_stuck(),
         **vote_sets.resend_lost(),
+        "prolific_resent": waves.resend_due(),
     }
+
+
+@shared_task(acks_late=True)
+def prolific_job(link_id: int) -> str:
+    """Bring a study's Prolific study to its wave (and pay what was earned once it is stopped):
+    :func:`collector.prolific.waves.apply`, safe to run twice."""
+    return waves.apply(link_id)
 
 
 @shared_task

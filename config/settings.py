@@ -259,6 +259,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBIL
 # A ballot still "closing" after this long is assumed lost (worker killed, broker down): the sweep
 # re-enqueues its close (harmless: the close is idempotent).
 STUCK_CLOSING_SECONDS = env.int("STUCK_CLOSING_SECONDS", default=120)
+
+# Prolific's API (collector.prolific): the token is a deployment secret, read from the
+# environment only (never stored, shown, logged or exported); without it the Prolific box says
+# how to enable it. PROLIFIC_RESEND_SECONDS: a wave or payment job not done this long is resent.
+PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="")
+PROLIFIC_API_URL = env.str("PROLIFIC_API_URL", default="https://api.prolific.com")
+PROLIFIC_RESEND_SECONDS = env.int("PROLIFIC_RESEND_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
     "sweep-missed-closes": {
         "task": "collector.tasks.sweep_ballots",

@@ -63,6 +63,11 @@ ACTIONS = {
     "participant.export": "exported a participant's data",
     "participant.forget": "deleted a participant's data",
     "study.rescore": "rescored the study without withdrawn votes",
+    "prolific.create": "created the Prolific study",
+    "prolific.link": "linked a Prolific study",
+    "prolific.terms": "changed the Prolific terms",
+    "prolific.transition": "changed the Prolific study's places or status",
+    "prolific.sync": "approved and paid on Prolific",
 }
 
 

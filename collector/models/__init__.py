@@ -41,6 +41,7 @@ from .audit import AuditEntry  # noqa: E402
 from .checks import AttentionCheck, CheckAnswer  # noqa: E402
 from .evaluations import Evaluation, ModelComparison  # noqa: E402
 from .members import StudyMember  # noqa: E402
+from .prolific import ProlificLink, ProlificPayment  # noqa: E402
 from .releases import Release  # noqa: E402
 from .reliability import StudyReliability, VoteSetChange  # noqa: E402
 from .studies import (  # noqa: E402
@@ -72,6 +73,8 @@ __all__ = [
     "ItemScore",
     "Release",
     "ModelComparison",
+    "ProlificLink",
+    "ProlificPayment",
     "Study",
     "StudyMember",
     "StudyReliability",

@@ -18,7 +18,7 @@ from collector.evaluation import leaderboard
 from collector.evaluation.study_data import gold_provenance
 from collector.exports import study_files
 from collector.models import Area, Ballot, Item, ItemScore, Study, VoidedVote, Vote
-from collector.staff import model_pairs, reliability
+from collector.staff import model_pairs, prolific, reliability
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design
@@ -85,6 +85,7 @@ def render_study_page(
         "target_counts": target_counts(planned.targets) if planned.targets is not None else None,
     }
     context.update(reliability.box(study))
+    context.update(prolific.box(study, request))
     if study.status == Study.Status.RUNNING:
         context.update(interim_ranking(study))
         rows = context.get("interim_rows") or []

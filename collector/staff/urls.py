@@ -16,6 +16,7 @@ from collector.staff import (
     managing,
     model_pairs,
     participants,
+    prolific,
     releases,
     reliability,
     study_list,
@@ -94,6 +95,8 @@ urlpatterns = [
         name="staff-release-file",
     ),
     path("staff/<slug:slug>/voters/", voters.voters_page, name="staff-voters"),
+    path("staff/<slug:slug>/prolific/", prolific.create, name="staff-prolific-create"),
+    path("staff/<slug:slug>/prolific/sync/", prolific.sync, name="staff-prolific-sync"),
     path("staff/<slug:slug>/live.json", live.live_json, name="staff-live-json"),
     path("staff/<slug:slug>/reliability/top/", reliability.top_k, name="staff-reliability-top"),
     path(

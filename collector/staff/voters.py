@@ -33,6 +33,7 @@ from rest_framework.response import Response
 from collector.access import CHANGE, PARTICIPANTS, VIEW, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Study, Voter
+from collector.staff import prolific
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies.voter_quality import FLAGS, THRESHOLDS, flagged, voter_table
 from collector.voting import store
@@ -154,6 +155,7 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
         "excluded": excluded, "withdrawn": withdrawn, "query": request.GET.urlencode(), **table,
         "rows": [page_cells(r) for r in table["rows"]],
         "voters_url": reverse("staff-voters", kwargs={"slug": study.slug}),
+        "prolific_mismatches": prolific.mismatches(study),
     }  # fmt: skip
     status = 400 if posted and not find.is_valid() else 200
     return render(request, "staff/voters.html", context, status=status)

@@ -30,6 +30,7 @@ from django.utils import timezone
 import ranking
 from collector import jobs
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
+from collector.prolific import asking as prolific
 from collector.studies import bulk_sql, pooled_fit, questions, reliability
 from collector.studies.designs import driver
 from ranking.ballots import BallotDriver
@@ -96,6 +97,7 @@ def note_vote_recorded(ballot_id: int, open_left: int) -> None:
     )
     if moved:
         jobs.finish_close_after_commit(ballot_id)
+        prolific.request(Ballot.objects.values_list("study_id", flat=True).get(id=ballot_id))
 
 
 class NotFinished(Exception):
@@ -129,6 +131,7 @@ def open_ballot(ballot_id: int) -> Ballot:
         Study.objects.filter(id=ballot.study_id, status=Study.Status.SETUP).update(
             status=Study.Status.RUNNING
         )
+        prolific.request(ballot.study_id)  # recruit for this ballot
     return ballot
 
 
@@ -150,6 +153,7 @@ def close_early(ballot_id: int) -> int:
         )
         if moved:
             jobs.finish_close_after_commit(ballot_id)
+            prolific.request(Ballot.objects.values_list("study_id", flat=True).get(id=ballot_id))
         # else: the last vote closed it meanwhile (and enqueued the close); nothing was left.
     return voided
 
@@ -221,6 +225,8 @@ def finish_close(ballot_id: int) -> str:
             study, ballot.number + 1, closed.next_members, closed.next_pairs,
             scoring.schedule[ballot.number].nominal_m, item_ids, open_now=study.auto_open,
         )  # fmt: skip
+        if next_ballot.status == Ballot.Status.OPEN:
+            prolific.request(study.pk)  # opened at once: recruit for it
     return f"ballot {ballot.number} closed; ballot {next_ballot.number} is {next_ballot.status}"
 
 
@@ -272,6 +278,7 @@ def _finish(study: Study, scoring: BallotDriver, scores: np.ndarray, item_ids: n
         status=Study.Status.FINISHED, finished_at=now, pooled_fit_at=None, pooled_fit_sent_at=now
     )
     jobs.pooled_fit_after_commit(study.pk)
+    prolific.request(study.pk)  # stop recruiting, then pay what was earned
 
 
 def _study_state(study: Study, ballot: Ballot, n_items: int) -> ranking.StudyState:
@@ -411,6 +418,7 @@ def pause_study(study_id: int) -> bool:
         .exclude(status=Study.Status.FINISHED)
         .update(paused_at=timezone.now())
     ):
+        prolific.request(study_id)
         return True
     if _refused(study_id).status == Study.Status.FINISHED:
         raise LifecycleError(
@@ -427,6 +435,7 @@ def resume_study(study_id: int) -> bool:
     if Study.objects.filter(id=study_id, paused_at__isnull=False, archived_at__isnull=True).update(
         paused_at=None
     ):
+        prolific.request(study_id)
         return True
     if is_archived(_refused(study_id)):
         raise LifecycleError("the study is archived: unarchive it before resuming it")
@@ -457,6 +466,7 @@ def archive_study(study_id: int) -> bool:
         Study.objects.filter(id=study_id, paused_at__isnull=True).exclude(
             status=Study.Status.FINISHED
         ).update(paused_at=now)
+        prolific.request(study_id)
     return True
 
 

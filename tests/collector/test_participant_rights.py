@@ -25,12 +25,15 @@ from collector.models import (
     Comparison,
     ForgottenParticipant,
     ItemScore,
+    ProlificPayment,
     Study,
     VoidedVote,
     Vote,
     Voter,
 )
 from collector.participants import retention
+from collector.prolific import linking, paying
+from collector.prolific.fake import FakeProlific
 from collector.studies import lifecycle, members, rescoring
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
@@ -334,9 +337,27 @@ def test_the_commands_write_the_data_and_refuse_an_unknown_id(tmp_path):
 
 
 RAW_IDS = ("PROLIFICRAW77", "WORKERRAW88", "LABRAW99", "APIRAW11")
+UNMATCHED = "PROLIFICRAW55"  # a Prolific submission with no voter
 
 
-def test_no_column_of_any_table_holds_a_raw_platform_id(client):
+def _reconciled_on_prolific(study: Study, settings) -> None:
+    """The study's Prolific submissions reconciled against the test Prolific: a partial's bonus
+    stored as a payment, and the submission with no voter listed."""
+    with FakeProlific("tok") as fake:
+        settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "tok", fake.url
+        link = linking.create(study, linking.Terms(partial_amount=50), "http://testserver")
+        on_prolific = fake.study(link.prolific_id)
+        on_prolific.status, on_prolific.places = "ACTIVE", 10
+        for raw in (RAW_IDS[0], UNMATCHED):
+            fake.arrive(link.prolific_id, raw)
+        Voter.objects.filter(study=study, source="prolific").update(partial_at=timezone.now())
+        report = paying.reconcile(link)
+    assert ProlificPayment.objects.filter(link=link, kind="bonus").count() == 1
+    assert [m["kind"] for m in report.mismatches] == ["no_voter"]
+
+
+@pytest.mark.django_db(transaction=True)  # the reconciliation commits each payment
+def test_no_column_of_any_table_holds_a_raw_platform_id(client, settings):
     study = factories.make_study(n_items=10, n_ballots=1, cap=20)
     for query in (
         f"?PROLIFIC_PID={RAW_IDS[0]}&STUDY_ID=st&SESSION_ID=se",
@@ -360,6 +381,7 @@ def test_no_column_of_any_table_holds_a_raw_platform_id(client):
         HTTP_X_VOTER_TOKEN=token,
     )
     assert Voter.objects.filter(study=study).count() == 4
+    _reconciled_on_prolific(study, settings)
     # A participant forgotten at their request leaves their earned outcome under a hash only.
     call_command("forget_participant", "--platform-id", RAW_IDS[0])
     assert ForgottenParticipant.objects.filter(study=study).count() == 1
@@ -372,7 +394,7 @@ def test_no_column_of_any_table_holds_a_raw_platform_id(client):
         columns = cur.fetchall()
         assert len(columns) > 50  # every text column of every table
         for table, column in columns:
-            for raw in RAW_IDS:
+            for raw in (*RAW_IDS, UNMATCHED):
                 cur.execute(
                     f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE %s',
                     [f"%{raw}%"],

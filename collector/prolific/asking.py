@@ -1,0 +1,25 @@
+"""The lifecycle's one call into Prolific: ask for a study's Prolific job after each change of
+its ballots or switches (:func:`request`); the job itself is :func:`collector.prolific.waves.apply`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.utils import timezone
+
+from collector import jobs
+from collector.models import ProlificLink
+
+__all__ = ["request"]
+
+
+def request(study_id: int) -> None:
+    """Ask for the study's Prolific job once the current transaction commits (nothing without a
+    token or a linked Prolific study)."""
+    if not settings.PROLIFIC_API_TOKEN:
+        return
+    now = timezone.now()
+    link_id = ProlificLink.objects.filter(study_id=study_id).values_list("pk", flat=True).first()
+    if link_id is not None:
+        ProlificLink.objects.filter(pk=link_id).update(wanted_at=now, sent_at=now)
+        jobs.prolific_after_commit(link_id)
