@@ -7,7 +7,7 @@ the voting page's JSON endpoints ``next`` and ``answer``, and the preview's copi
 operation takes the platforms' query parameters as any strings (and whole study links of each
 platform, :data:`SHAPES`), any other query parameters and any ``Accept-Language``; the consent
 form takes any fields. Requests run in-process against the WSGI application, valid and invalid
-ones (generation mode "all"), like tests/crowd/test_schema_fuzz.py.
+ones (generation mode "all"), like tests/hardening/test_schema_fuzz.py.
 
 Most cases carry the session and CSRF token of a browser that consented, in every state a voter
 can be in: holding a pair, done, deleted since, waiting for pairs, holding an attention check,

@@ -28,7 +28,7 @@ from ranking.evaluation.targets import MACRO_MIN, macro_samples
 from ranking.evaluation.tied_metrics import METRIC_NAMES
 from ranking.files import BinaryComparisons, InputFileError, read_comparisons, read_gold
 from ranking.simulation import simulate_study_votes
-from tests.ranking.test_ranking_evaluation_metrics import quadratic_metrics
+from tests.ranking.test_evaluation_metrics import quadratic_metrics
 
 # Table 1 of Avraham & Goldberg, extended: the target singer and five candidates.
 SINGER = ["musician", "performer", "person", "song", "laptop"]

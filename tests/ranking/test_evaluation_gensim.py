@@ -21,7 +21,7 @@ import pytest
 from ranking import load_word_vectors, read_gold
 from ranking.evaluation import evaluate
 from ranking.files import WordVectors
-from tests.ranking.test_ranking_evaluation_metrics import quadratic_metrics
+from tests.ranking.test_evaluation_metrics import quadratic_metrics
 
 DATASETS = ["wordsim353.tsv", "simlex999.txt"]
 

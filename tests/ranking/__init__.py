@@ -1,0 +1,1 @@
+"""Tests of the ranking library: protocol, designs, crowd, simulation, metrics (no database)."""
