@@ -9,6 +9,7 @@ import io
 import json
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from collector import access
@@ -149,3 +150,33 @@ def test_an_export_with_participant_data_cannot_be_marked_for_release():
         registry.Export(**{**export.__dict__, "release": True})
     with pytest.raises(ValueError, match="permission"):
         registry.Export(**{**export.__dict__, "permission": "everyone"})
+
+
+def test_the_export_command_writes_every_registered_file_as_it_downloads(targets, tmp_path):
+    for export in registry.EXPORTS:
+        if export.name == "dataset.json":  # its links carry the page's host
+            continue
+        out = tmp_path / export.name.replace("/", "-")
+        call_command("export", targets.slug, export.name, "--out", str(out))
+        assert out.read_text(encoding="utf-8") == "".join(export.lines(targets)), export.name
+    aliases = {"export_votes": "votes.csv", "export_comparisons": "comparisons.csv",
+               "export_ranking": "ranking.csv"}  # fmt: skip
+    for command, name in aliases.items():
+        call_command(command, targets.slug, "--out", str(tmp_path / "alias"))
+        assert (tmp_path / "alias").read_text() == (tmp_path / name).read_text(), command
+
+
+def test_the_export_command_refuses_an_unknown_file_a_missing_one_and_a_role_short_of_it(
+    owner, targets, tmp_path
+):
+    out = str(tmp_path / "x")
+    with pytest.raises(CommandError, match="no export named 'nope'; one of: ranking.csv"):
+        call_command("export", targets.slug, "nope", "--out", out)
+    running = make_study(created_by=owner, slug="running")
+    with pytest.raises(CommandError, match="finished"):
+        call_command("export", running.slug, "ranking.csv", "--out", out)
+    viewer = staff_user(username="vera")
+    StudyMember.objects.create(study=targets, user=viewer, role="viewer")
+    call_command("export", targets.slug, "votes.csv", "--out", out, "--as", "vera")
+    with pytest.raises(CommandError, match="your role in this study is viewer"):
+        call_command("export", targets.slug, "voters.csv", "--out", out, "--as", "vera")

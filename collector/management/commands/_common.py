@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from collector.access import CHANGE, VIEW, refusal
 from collector.audit.trail import Actor, command_actor
+from collector.exports import registry
 from collector.models import Ballot, Study
 from collector.participants.data import MAX_PLATFORM_ID
 
@@ -73,6 +74,23 @@ def write_lines(command: BaseCommand, lines: Iterable[str], out: str) -> None:
             fh.writelines(lines)
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror}") from None
+
+
+def write_export(command: BaseCommand, slug: str, name: str, out: str, as_user: str | None):
+    """Write the study's registered export ``name`` (:data:`collector.exports.registry.EXPORTS`)
+    to ``out`` (``-``: stdout): ``manage.py export`` and its ``export_*`` aliases. ``--as``
+    needs the export's permission; a file the study has not got is a :class:`CommandError`."""
+    try:
+        export = registry.get(name)
+    except KeyError:
+        names = ", ".join(e.name for e in registry.EXPORTS)
+        raise CommandError(f"no export named {name!r}; one of: {names}") from None
+    study = get_study(slug, as_user, export.permission)
+    try:
+        lines = export.lines(study)
+    except registry.Refused as exc:
+        raise CommandError(str(exc)) from None
+    write_lines(command, lines, out)
 
 
 def wait_until_closed(ballot_id: int, timeout: float) -> Ballot:

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from collector.exports import registry
-from collector.management.commands._common import add_as_argument, get_study, write_lines
+from collector.management.commands._common import add_as_argument, write_export
 
 
 class Command(BaseCommand):
     help = (
         "Write a target study's binary comparisons as CSV (target,candidate_1,candidate_2,"
-        "votes_1,votes_2,ties,r; --out - for stdout)."
+        "votes_1,votes_2,ties,r; --out - for stdout): manage.py export SLUG comparisons.csv."
     )
 
     def add_arguments(self, parser):
@@ -18,9 +17,4 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="file path, or - for stdout")
 
     def handle(self, *args, slug: str, out: str, **options):
-        study = get_study(slug, options["as_user"])
-        try:
-            lines = registry.get("comparisons.csv").lines(study)
-        except registry.Refused as exc:
-            raise CommandError(str(exc)) from None
-        write_lines(self, lines, out)
+        write_export(self, slug, "comparisons.csv", out, options["as_user"])

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from collector.exports import registry
-from collector.management.commands._common import add_as_argument, get_study, write_lines
+from collector.management.commands._common import add_as_argument, write_export
 
 
 class Command(BaseCommand):
     help = (
         "Write the final ranking of a finished study as CSV, or as JSON Lines with the tokens "
-        "exact (--format jsonl), for tools (--out - for stdout)."
+        "exact (--format jsonl), for tools (--out - for stdout): manage.py export SLUG ranking.csv."
     )
 
     def add_arguments(self, parser):
@@ -25,9 +24,4 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, out: str, format: str, **options):
-        study = get_study(slug, options["as_user"])
-        try:
-            lines = registry.get(f"ranking.{format}").lines(study)
-        except registry.Refused as exc:
-            raise CommandError(str(exc)) from None
-        write_lines(self, lines, out)
+        write_export(self, slug, f"ranking.{format}", out, options["as_user"])
