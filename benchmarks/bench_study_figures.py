@@ -94,7 +94,7 @@ def build(n_items: int) -> int:
 
 def measure(study_id: int, repeat: int) -> list[dict]:
     from collector.models import Study, Vote
-    from collector.staff import study_figures
+    from collector.reports import figures as study_figures
 
     study = Study.objects.get(pk=study_id)
     votes = Vote.objects.filter(ballot__study=study).count()

@@ -33,7 +33,7 @@ from django.db.models import Case, F, Max, QuerySet, Sum, When
 
 from collector.csv_cells import csv_lines
 from collector.models import Item, Study, Vote
-from collector.studies.designs import study_design
+from collector.studies.designs import ballots_run
 from collector.studies.lifecycle import require_finished
 
 VOTES_HEADER = [
@@ -73,11 +73,6 @@ def gold_scaled(score: float, lo: float, hi: float) -> float:
     """A final score on the published gold's 0-10 scale: linear from ``lo`` (0) to ``hi`` (10);
     10 when every score is the same."""
     return GOLD_SCALE * (score - lo) / (hi - lo) if hi > lo else GOLD_SCALE
-
-
-def ballots_run(study: Study) -> int:
-    """How many ballots the study runs: n_b, or one for a one-ballot design."""
-    return study_design(study).ballot_count(study.n_ballots)
 
 
 def ranking_header(study: Study) -> list[str]:

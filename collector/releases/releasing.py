@@ -40,7 +40,7 @@ from collector.releases import card as cards
 from collector.releases import citation, croissant
 from collector.releases import synthetic as simulated_crowd
 from collector.releases.metadata import parse_authors, validate_licence, validate_version
-from collector.staff import study_figures
+from collector.reports import figures as study_figures
 from collector.studies import reliability, vote_sets
 
 # The study's figures a release holds: the ranking's, not the voters' (response times).

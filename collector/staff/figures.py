@@ -1,6 +1,6 @@
 """A study's figures on the web: the figures page, each figure as a file (SVG, PNG, PDF) and
 ``GET /api/v1/staff/studies/<slug>/figures`` (every figure's name, title, text alternative and
-file URLs). The figures are drawn by :mod:`collector.staff.study_figures`. A target study's top
+file URLs). The figures are drawn by :mod:`collector.reports.figures`. A target study's top
 figures are of one target: ``?target=NAME`` (a picker on the page; the first target by default).
 """
 
@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from collector.access import get_study, staff_required
-from collector.staff import study_figures
+from collector.reports import figures as study_figures
 from collector.staff.study_api import ERRORS, StudyView
 from collector.studies import vote_sets
 

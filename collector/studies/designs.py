@@ -64,6 +64,11 @@ def study_design(study: Study) -> Design:
     return get_design(study.design, study.design_options or {})
 
 
+def ballots_run(study: Study) -> int:
+    """How many ballots the study runs: n_b, or one for a one-ballot design."""
+    return study_design(study).ballot_count(study.n_ballots)
+
+
 def study_groups(study: Study) -> np.ndarray | None:
     """A stored target study's target (area position) of every item, by ``Item.index``; None
     for an area study (one pool)."""

@@ -17,7 +17,7 @@ from django.test import override_settings
 from django.utils.html import escape
 
 from collector.models import Ballot, Comparison, ItemScore, Study, Vote
-from collector.staff import study_figures
+from collector.reports import figures as study_figures
 from collector.studies import creating, lifecycle
 from ranking import BallotDriver, get_design, read_gold, read_votes, rescore
 from ranking.designs import BUILT_IN_DESIGNS, DESIGNS, default_design

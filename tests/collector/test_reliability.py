@@ -30,8 +30,8 @@ from collector.models import (
     StudyReliability,
 )
 from collector.releases import building, releasing
+from collector.reports import figures as study_figures
 from collector.staff import reliability as pages
-from collector.staff import study_figures
 from collector.studies import reliability, typed_tops
 from ranking.evaluate import main as evaluate_main
 from tests.collector.helpers import (

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import F
 
 from collector.models import Vote
-from collector.staff import study_figures
+from collector.reports import figures as study_figures
 from collector.studies import reliability
 from tests.collector.helpers import finished_study, staff_user
 from tests.factories import make_study

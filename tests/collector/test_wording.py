@@ -14,7 +14,7 @@ from collector import jobs, wording
 from collector.models import Ballot, Comparison, Voter
 from collector.participants.forgetting import forget_voter
 from collector.releases import card as cards
-from collector.staff import study_figures
+from collector.reports import figures as study_figures
 from collector.studies import lifecycle
 from collector.studies.designs import study_design
 from collector.voting import store

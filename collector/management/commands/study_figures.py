@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from collector.management.commands._common import add_as_argument, get_study
-from collector.staff import study_figures
+from collector.reports import figures as study_figures
 
 
 class Command(BaseCommand):

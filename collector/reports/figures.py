@@ -31,9 +31,9 @@ from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncMinute, TruncSecond
 
 import ranking
-from collector.exports.study_files import ballots_run
 from collector.models import Area, Ballot, Item, ItemScore, Study, Vote
 from collector.studies import pooled_fit, reliability
+from collector.studies.designs import ballots_run
 
 FORMATS = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
 TOP_ITEMS = 10  # lines in top-items
