@@ -30,7 +30,7 @@ from collector import access
 from collector.exports import dataset, staff_files, study_files, target_files
 from collector.exports.options import Options
 from collector.models import Study
-from collector.staff.crowd import NotEnoughVotes
+from collector.reports.crowd import NotEnoughVotes
 from collector.studies.lifecycle import NotFinished
 
 # Who may read a file (``Export.permission``): a permission of :data:`collector.access.ROLES_FOR`,

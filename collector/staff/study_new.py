@@ -1,6 +1,6 @@
 """The new-study form with its plan preview, and Duplicate's filled copy of it (``?from=<slug>``;
 :mod:`collector.staff.managing` fills it); "plan with the crowd of study X" predicts the plan
-with :mod:`collector.staff.crowd`.
+with :mod:`collector.reports.crowd`.
 
 Thin view: the study is made by :mod:`collector.studies.creating` or
 :mod:`collector.studies.copying`.
@@ -19,7 +19,9 @@ from django.views.decorators.http import require_http_methods
 from collector.access import get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Study
-from collector.staff import crowd, managing
+from collector.reports import crowd
+from collector.staff import managing
+from collector.staff.crowd import crowd_choices
 from collector.staff.forms import StudyForm
 from collector.studies import copying, creating, lifecycle
 from ranking.designs import get_design
@@ -29,7 +31,7 @@ from ranking.designs import get_design
 @require_http_methods(["GET", "POST"])
 def study_new(request: HttpRequest) -> HttpResponse:
     """The new-study form; ``?from=<slug>`` fills it from a study to duplicate."""
-    crowds = crowd.crowd_choices(request.user)
+    crowds = crowd_choices(request.user)
     if request.method != "POST":
         original = get_study(request, request.GET["from"]) if "from" in request.GET else None
         initial = managing.duplicate_initial(original, StudyForm.base_fields) if original else None

@@ -18,7 +18,7 @@ from django.test import override_settings
 
 import ranking
 from collector.models import Study, Vote, Voter
-from collector.staff import crowd
+from collector.reports import crowd
 from collector.staff.crowd import spread
 from collector.voting import store
 from ranking.designs import DESIGNS

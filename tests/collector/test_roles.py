@@ -27,7 +27,7 @@ from collector.models import (
     Voter,
 )
 from collector.releases import releasing
-from collector.staff import crowd
+from collector.reports import crowd
 from collector.staff import urls as staff_urls
 from tests.collector.helpers import finished_target_study, staff_user
 from tests.factories import add_checks, make_study
