@@ -19,8 +19,8 @@ from collector.evaluation.study_data import gold_provenance
 from collector.exports.options import Options
 from collector.models import Study
 from collector.reports import crowd
+from collector.reports.tables import interim_ranking
 from collector.staff import checks, live, voters
-from collector.staff.study_page import interim_ranking
 from collector.studies import attention_checks, voter_quality
 
 BALLOTS_HEADER = [

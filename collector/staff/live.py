@@ -31,9 +31,9 @@ from rest_framework.response import Response
 
 from collector.access import get_study, staff_required
 from collector.models import Ballot, Comparison, Study, Vote
+from collector.reports.tables import interim_ranking
 from collector.staff import reliability
 from collector.staff.study_api import ERRORS, StudyView
-from collector.staff.study_page import interim_ranking
 from collector.studies import creating, lifecycle
 from collector.studies.pace import recent_pace
 from collector.studies.reliability import latest_report

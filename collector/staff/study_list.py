@@ -14,14 +14,14 @@ from django.urls import reverse
 
 from collector.access import staff_required, visible_studies
 from collector.models import Ballot, Study
-from collector.staff.study_page import progress_counts
+from collector.reports.tables import progress_counts
 
 
 @dataclass(frozen=True)
 class StudyRow:
     study: Study
     # The study's current ballot: the latest one (ballots are made one after the other, so the
-    # open or pending ballot, if any, is the latest), annotated with study_page.progress_counts.
+    # open or pending ballot, if any, is the latest), annotated with reports.tables.progress_counts.
     ballot: Ballot | None
     voter_url: str
 
