@@ -1,5 +1,5 @@
 """The files of the staff's watching pages: the live figures per ballot and the interim ranking
-(:mod:`collector.staff.live`), the voter table (:mod:`collector.studies.voter_quality`), the
+(:mod:`collector.reports.live`), the voter table (:mod:`collector.studies.voter_quality`), the
 attention checks (:mod:`collector.staff.checks`), the fitted crowd (:mod:`collector.reports.crowd`)
 and the model leaderboard (:mod:`collector.evaluation.leaderboard`). Each writer takes the study
 and the reader's :class:`collector.exports.options.Options`; none is fit for a public release.

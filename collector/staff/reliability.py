@@ -1,5 +1,6 @@
 """The study's reliability on the web: the study page's Reliability box, the Now box's settled-top
-sentence and the interim ranking's probabilities (page parts), the box alone (the page's script
+sentence and the interim ranking's probabilities (page parts, from
+:mod:`collector.reports.reliability`), the box alone (the page's script
 puts it in place when the figures change), a typed ``k`` and the settled threshold (POST), and
 ``/api/v1/staff/studies/<slug>/reliability`` (GET: the latest report; POST ``{"k": 30}``: a
 typed top; PATCH ``{"threshold": 0.9}``). The figures are computed in the background after each
@@ -8,10 +9,6 @@ are stored.
 """
 
 from __future__ import annotations
-
-import hashlib
-import json
-from typing import Any
 
 from django.contrib import messages
 from django.db import transaction
@@ -26,202 +23,9 @@ from rest_framework.response import Response
 from collector.access import CHANGE, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Study
+from collector.reports.reliability import box
 from collector.staff.study_api import ERRORS, StudyView
 from collector.studies import reliability, typed_tops
-
-DEFAULT_SHOWN_K = 20  # the top the Now box and the interim ranking speak of first
-
-
-def _figure(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
-def headline(report: dict[str, Any]) -> dict[str, Any]:
-    """The figures the box leads with: the corrected split-half rho and rho_w with their
-    corrected 2.5-97.5% ranges, and alpha."""
-    halves = report.get("split_half") or {}
-    out: dict[str, Any] = {"scope": halves.get("scope")}
-    for metric in ("rho", "rho_w"):
-        block = halves.get(metric) or {}
-        out[metric] = block.get("corrected")
-        out[f"{metric}_low"] = block.get("corrected_low")
-        out[f"{metric}_high"] = block.get("corrected_high")
-        out[f"{metric}_half"] = block.get("mean")
-    out["alpha"] = (report.get("alpha") or {}).get("alpha")
-    return out
-
-
-def texts(report: dict[str, Any]) -> dict[str, str]:
-    """The headline's figures as the box words them (the card's and the public page's words):
-    rho and rho_w ``"corrected 0.807 (range 0.754 to 0.839)"``, and alpha with its units and
-    the share of them answered unanimously."""
-    halves = report.get("split_half") or {}
-    return {
-        "rho": reliability.corrected_text(halves.get("rho")),
-        "rho_w": reliability.corrected_text(halves.get("rho_w")),
-        "alpha": reliability.alpha_text(report.get("alpha")),
-    }
-
-
-def top_summaries(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One line per ``k``: an area study's tops as stored; a target study's summed over its
-    targets (how many are settled, the expected overlap of all of them; the survivors, each
-    target's own number, on one line)."""
-    tops = report.get("settled_top") or []
-    if not any(t.get("target") for t in tops):
-        return [
-            {
-                **t,
-                "all_settled": t["settled"],
-                "sentence": sentence(t),
-            }
-            for t in tops
-        ]
-    groups: dict[int | str, list[dict[str, Any]]] = {}
-    for top in tops:
-        # Each target its own number of survivors: they make one line of their own.
-        groups.setdefault("survivors" if top.get("survivors") else top["k"], []).append(top)
-    every = max(len(entries) for entries in groups.values())
-    lines = []
-    for key, entries in groups.items():
-        settled = sum(1 for e in entries if e["settled"])
-        expected = sum(e["expected"] for e in entries)
-        total = sum(e["k"] for e in entries)
-        if key == "survivors":
-            what = f"the survivors of each of {len(entries)} targets"
-        elif len(entries) < every:  # a target with k candidates or fewer has no top k
-            what = (
-                f"top {key} of each of the {len(entries)} targets with more than {key} candidates"
-            )
-        else:
-            what = f"top {key} of each of {len(entries)} targets"
-        lines.append(
-            {
-                "k": None if key == "survivors" else key,
-                "survivors": key == "survivors",
-                "targets": len(entries),
-                "settled_targets": settled,
-                "expected": expected,
-                "all_settled": settled == len(entries),
-                "custom": entries[0].get("custom", False),
-                "sentence": (
-                    f"{what}: expected {expected:.1f} of {total} right; settled in {settled} "
-                    f"of {len(entries)} targets."
-                ),
-            }
-        )
-    return lines
-
-
-def sentence(top: dict[str, Any]) -> str:
-    """A stored top's line: ``top 20: expected 18.6 of 20 right (90%: 17 to 20); settled.`` or
-    ``...; 3 items in doubt.`` (no interval for a report stored before it was kept)."""
-    k, doubt = top["k"], top["in_doubt"]
-    verdict = "settled" if top["settled"] else f"{doubt} item{'s' if doubt != 1 else ''} in doubt"
-    spread = reliability.interval_text(top.get("interval"))
-    return f"top {k}: expected {top['expected']:.1f} of {k} right{spread}; {verdict}."
-
-
-def box(study: Study) -> dict[str, Any]:
-    """The study page's Reliability box and the Now box's sentence (template context)."""
-    state = reliability.status(study)
-    report = state.report
-    shown = json.dumps(state.as_dict(), sort_keys=True, default=str).encode()
-    context: dict[str, Any] = {
-        # What the box shows, in brief: the page's script swaps the box in when it changes.
-        "reliability_version": hashlib.sha256(shown).hexdigest()[:16],
-        "reliability": report,
-        "reliability_pending": state.pending_ballot,
-        "reliability_error": state.error,
-        "reliability_max_k": typed_tops.MAX_CUSTOM_K,
-    }
-    if report is not None:
-        context["reliability_headline"] = headline(report)
-        context["reliability_texts"] = texts(report)
-        context["reliability_tops"] = top_summaries(report)
-        context["reliability_targets"] = per_target_rows(report)
-    return context
-
-
-def per_target_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """A target study's per-target split-half, alpha and settled tops (empty for an area study)."""
-    halves = (report.get("split_half") or {}).get("targets") or []
-    alphas = {a["target"]: a for a in (report.get("alpha") or {}).get("targets") or []}
-    tops: dict[str, list[dict[str, Any]]] = {}
-    for top in report.get("settled_top") or []:
-        if top.get("target"):
-            tops.setdefault(top["target"], []).append(top)
-    return [
-        {
-            "target": t["target"],
-            "items": t["items"],
-            "rho": (t.get("rho") or {}).get("corrected"),
-            "rho_w": (t.get("rho_w") or {}).get("corrected"),
-            "alpha": alphas.get(t["target"], {}).get("alpha"),
-            "tops": [sentence(e) for e in tops.get(t["target"], [])],
-        }
-        for t in halves
-    ]
-
-
-def live_summary(study: Study) -> dict[str, Any]:
-    """What ``live.json`` and the live API add: the latest figures in brief (no item lists)."""
-    state = reliability.status(study)
-    report = state.report
-    out: dict[str, Any] = {"pending_ballot": state.pending_ballot, "error": state.error or None}
-    if report is None:
-        return {**out, "after_ballot": None}
-    out.update(
-        after_ballot=report["ballot"],
-        final=report["final"],
-        computed_at=report["computed_at"],
-        headline=headline(report),
-        tops=[
-            {
-                k: v
-                for k, v in t.items()
-                if k
-                in (
-                    "k",
-                    "target",
-                    "survivors",
-                    "custom",
-                    "expected",
-                    "interval",
-                    "settled",
-                    "in_doubt",
-                    "targets",
-                    "all_settled",
-                    "settled_targets",
-                    "sentence",
-                )
-            }
-            for t in top_summaries(report)
-        ],  # fmt: skip
-    )
-    return out
-
-
-def annotate_interim(report: dict[str, Any] | None, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """The interim ranking's probabilities from the latest ``report``: for each row's item, its
-    probability of being in the top ``k`` of the smallest stored ``k`` that holds it, and the
-    sentence of the top 20 (or the smallest ``k``)."""
-    if report is None:
-        return {}
-    tops = sorted(
-        (t for t in report.get("settled_top") or [] if not t.get("target")),
-        key=lambda t: t["k"],
-    )
-    chance: dict[int, tuple[int, float]] = {}
-    for top in reversed(tops):  # smaller k last: it wins
-        for entry in top["items"]:
-            chance[entry["item_id"]] = (top["k"], entry["probability"])
-    shown = next((t for t in tops if t["k"] == DEFAULT_SHOWN_K), tops[0] if tops else None)
-    return {
-        "interim_probability": [chance.get(int(r[0])) for r in rows],
-        "interim_settled_after": report["ballot"],
-        "interim_settled": None if shown is None else sentence(shown),
-    }
 
 
 @staff_required

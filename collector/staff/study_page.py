@@ -15,6 +15,7 @@ from collector.evaluation import leaderboard
 from collector.evaluation.study_data import gold_provenance
 from collector.exports import study_files
 from collector.models import Study
+from collector.reports import reliability
 from collector.reports.tables import (
     RANKING_ROWS_SHOWN,
     ballot_progress,
@@ -22,7 +23,7 @@ from collector.reports.tables import (
     target_counts,
     target_ranking,
 )
-from collector.staff import model_pairs, prolific, reliability
+from collector.staff import model_pairs, prolific
 from collector.staff.forms import EvaluationForm
 from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design

@@ -31,7 +31,7 @@ from collector.models import (
 )
 from collector.releases import building, releasing
 from collector.reports import figures as study_figures
-from collector.staff import reliability as pages
+from collector.reports import reliability as pages
 from collector.studies import reliability, typed_tops
 from ranking.evaluate import main as evaluate_main
 from tests.collector.helpers import (
