@@ -1,8 +1,9 @@
 """The files of the staff's watching pages: the live figures per ballot and the interim ranking
 (:mod:`collector.reports.live`), the voter table (:mod:`collector.studies.voter_quality`), the
-attention checks (:mod:`collector.staff.checks`), the fitted crowd (:mod:`collector.reports.crowd`)
-and the model leaderboard (:mod:`collector.evaluation.leaderboard`). Each writer takes the study
-and the reader's :class:`collector.exports.options.Options`; none is fit for a public release.
+attention checks (:mod:`collector.reports.checks`), the fitted crowd
+(:mod:`collector.reports.crowd`) and the model leaderboard
+(:mod:`collector.evaluation.leaderboard`). Each writer takes the study and the reader's
+:class:`collector.exports.options.Options`; none is fit for a public release.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from collector.evaluation import leaderboard, paired
 from collector.evaluation.study_data import gold_provenance
 from collector.exports.options import Options
 from collector.models import Study
-from collector.reports import crowd
+from collector.reports import checks, crowd, live, voters
 from collector.reports.tables import interim_ranking
-from collector.staff import checks, live, voters
 from collector.studies import attention_checks, voter_quality
 
 BALLOTS_HEADER = [

@@ -33,8 +33,6 @@ from collector.models import Study
 from collector.staff.study_api import ERRORS, StudyView
 from collector.studies import attention_checks, importing, lifecycle
 
-CSV_HEADER = ["id", "related", "unrelated", "shown", "passed", "failed"]
-
 
 class CheckSettingsForm(forms.ModelForm):
     class Meta:

@@ -33,57 +33,14 @@ from rest_framework.response import Response
 from collector.access import CHANGE, PARTICIPANTS, VIEW, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Study, Voter
+from collector.reports.voters import CSV_HEADER, Thresholds, defaults
 from collector.staff import prolific
 from collector.staff.study_api import ERRORS, Conflict, StudyView
-from collector.studies.voter_quality import FLAGS, THRESHOLDS, flagged, voter_table
+from collector.studies.voter_quality import FLAGS, flagged, voter_table
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
 
-CSV_HEADER = [
-    "voter", "votes", "median_response_ms", "tie_rate", "left_share", "longest_same_side_run",
-    "agreement", "checks_passed", "checks_failed", "speeder", "straight_liner", "low_agreement",
-    "failed_checks", "excluded", "excluded_reason", "voided",
-]  # fmt: skip
 FLAG_NAMES = {f: f.replace("_", " ") for f in FLAGS} | {"straight_liner": "straight-liner"}
-
-
-class Thresholds(forms.Form):
-    speeder_ms = forms.IntegerField(
-        label="Speeder: median response under (ms)",
-        initial=THRESHOLDS["speeder_ms"],
-        min_value=0,
-        max_value=600_000,
-        required=False,
-    )
-    run_length = forms.IntegerField(
-        label="Straight-liner: same side in a row",
-        initial=THRESHOLDS["run_length"],
-        min_value=2,
-        max_value=10_000,
-        required=False,
-    )
-    min_agreement = forms.FloatField(
-        label="Low agreement: under",
-        initial=THRESHOLDS["min_agreement"],
-        min_value=0.0,
-        max_value=1.0,
-        required=False,
-    )
-
-    def values(self) -> dict[str, Any]:
-        """The thresholds given and valid; the defaults for the others."""
-        data: dict[str, Any] = {}
-        if self.is_bound:
-            self.is_valid()  # fills cleaned_data with the valid fields; a wrong one shows its error
-            data = self.cleaned_data
-        return {
-            k: data.get(k) if data.get(k) not in (None, "") else v for k, v in defaults().items()
-        }
-
-
-def defaults() -> dict[str, Any]:
-    """Every threshold's default."""
-    return {name: f.initial for name, f in Thresholds.base_fields.items()}
 
 
 def _with_defaults(request: HttpRequest) -> dict[str, Any]:
