@@ -124,11 +124,58 @@ def test_the_web_app_knows_only_postgresql_and_keeps_no_per_connection_state(wor
     assert mentions == []
 
 
+# The web app's layers, lowest first: a module imports its own layer and the ones below it.
+LAYERS = (
+    ("collector.models",),
+    ("collector.studies", "collector.voting", "collector.evaluation", "collector.participants"),
+    ("collector.reports",),
+    ("collector.exports", "collector.releases"),
+    ("collector.staff",),
+)
+
+
+def layer_of(name: str) -> int | None:
+    for level, packages in enumerate(LAYERS):
+        if any(name == p or name.startswith(p + ".") for p in packages):
+            return level
+    return None
+
+
+def imports_up(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module in a layer of :data:`LAYERS` from a higher layer, as
+    ``importer -> imported``."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        level = layer_of(name)
+        for target in sorted(targets):
+            above = layer_of(target)
+            if level is not None and above is not None and above > level:
+                found.append(f"{name} -> {target}")
+    return found
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    assert imports_up(product_graph()) == []
+
+
+def test_the_layer_check_finds_an_import_back_up():
+    graph = {
+        "collector.models.studies": {"collector.reports.live"},
+        "collector.exports.registry": {"collector.reports.crowd", "collector.releases.card"},
+        "collector.reports.live": {"collector.models.studies", "ranking.protocol"},
+        "collector.releases.card": {"collector.staff.study_page"},
+    }
+    assert imports_up(graph) == [
+        "collector.models.studies -> collector.reports.live",
+        "collector.releases.card -> collector.staff.study_page",
+    ]
+
+
 def test_the_web_apps_lower_layers_never_import_the_staff_pages():
     graph = product_graph()
     lower = (
         "collector.studies", "collector.voting", "collector.evaluation", "collector.models",
-        "collector.participants",
+        "collector.participants", "collector.reports", "collector.exports", "collector.releases",
     )  # fmt: skip
     reaching = {
         name: sorted(t for t in targets if t.startswith("collector.staff"))
@@ -136,6 +183,26 @@ def test_the_web_apps_lower_layers_never_import_the_staff_pages():
         if name.startswith(lower)
     }
     assert {name: up for name, up in reaching.items() if up} == {}
+
+
+def test_the_reports_import_neither_the_exports_nor_the_releases_nor_the_pages():
+    graph = product_graph()
+    reports = [n for n in graph if n.startswith("collector.reports.")]
+    assert reports
+    above = ("collector.exports", "collector.releases", "collector.staff")
+    assert {n: sorted(t for t in graph[n] if t.startswith(above)) for n in reports} == {
+        n: [] for n in reports
+    }
+
+
+def test_the_models_import_only_the_models_and_the_numeric_library():
+    graph = product_graph()
+    models = [n for n in graph if n == "collector.models" or n.startswith("collector.models.")]
+    outside = {
+        n: sorted(t for t in graph[n] if not t.startswith(("collector.models", "ranking")))
+        for n in models
+    }
+    assert {n: up for n, up in outside.items() if up} == {}
 
 
 def test_the_staff_is_organised_by_feature_without_modules_named_for_a_kind():

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from collector.models.release_terms import validate_licence, validate_version
 from collector.models.studies import Study
-from collector.releases.metadata import validate_licence, validate_version
 
 
 class Release(models.Model):

@@ -21,9 +21,10 @@ from django.db.models import Count
 
 from collector import wording
 from collector.models import Study, VoidedVote, Vote, Voter
+from collector.models.release_terms import LICENCES
 from collector.releases import synthetic
 from collector.releases.croissant import column_kind
-from collector.releases.metadata import LICENCES, author_name
+from collector.releases.metadata import author_name
 from collector.studies.designs import study_design
 from collector.studies.reliability import alpha_text, corrected_text, interval_text
 

@@ -36,10 +36,11 @@ from django.utils import timezone
 from collector.evaluation import leaderboard
 from collector.exports import registry
 from collector.models import Evaluation, Release, Study
+from collector.models.release_terms import validate_licence, validate_version
 from collector.releases import card as cards
 from collector.releases import citation, croissant
 from collector.releases import synthetic as simulated_crowd
-from collector.releases.metadata import parse_authors, validate_licence, validate_version
+from collector.releases.metadata import parse_authors
 from collector.reports import figures as study_figures
 from collector.studies import reliability, vote_sets
 

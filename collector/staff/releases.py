@@ -25,9 +25,10 @@ from django.views.decorators.http import require_http_methods, require_safe
 from collector.access import CHANGE, VIEW, get_study, staff_required
 from collector.audit.trail import record
 from collector.models import Evaluation, Release, Study
+from collector.models.release_terms import LICENCES, MAX_VERSION
 from collector.releases import building, public, releasing
 from collector.releases import synthetic as simulated_crowd
-from collector.releases.metadata import AUTHORS_HELP, LICENCES, MAX_VERSION, NO_AUTHORS
+from collector.releases.metadata import AUTHORS_HELP, NO_AUTHORS
 from collector.staff.study_forms import Fieldsets
 
 

@@ -7,8 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 from collector.access import CHANGE
 from collector.audit.trail import record
 from collector.management.commands._common import acting_user, actor, add_as_argument, get_study
+from collector.models.release_terms import LICENCES
 from collector.releases import releasing
-from collector.releases.metadata import AUTHORS_HELP, LICENCES
+from collector.releases.metadata import AUTHORS_HELP
 
 
 class Command(BaseCommand):
