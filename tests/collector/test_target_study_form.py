@@ -243,7 +243,7 @@ def test_the_study_page_says_it_is_a_target_study_and_names_the_design(client, o
 def test_a_target_study_is_predicted_per_target_with_a_crowd(
     closes_held, client, owner, monkeypatch
 ):
-    from collector.staff import crowd
+    from collector.reports import crowd
 
     pilot = make_study(created_by=owner, n_tokens=12, m=4)
     simulate(pilot, limit=80)
