@@ -202,9 +202,10 @@ def closes_held(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """A ballot's close is not sent to a worker: the ballot stays ``closing``; the list holds the
     ids of the ballots whose close was asked for (a test finishes them itself, or not at all)."""
     from collector import jobs
+    from tests.job_routes import on_send
 
     asked: list[int] = []
-    monkeypatch.setattr(jobs, "send_finish_close", asked.append)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, asked.append)
     return asked
 
 
@@ -213,8 +214,9 @@ def closes_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """A ballot's close runs at once in this process, as the worker would run it."""
     from collector import jobs
     from collector.studies import lifecycle
+    from tests.job_routes import on_send
 
-    monkeypatch.setattr(jobs, "send_finish_close", lifecycle.finish_close)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lifecycle.finish_close)
 
 
 @pytest.fixture

@@ -113,7 +113,7 @@ def request(study: Study, a_id: int, b_id: int) -> tuple[ModelComparison, bool]:
             )
             created = True
         if created:
-            jobs.compare_models_after_commit(pair.pk)
+            jobs.send_after_commit(jobs.COMPARE_MODELS, pair.pk)
     return pair, created
 
 
@@ -135,7 +135,7 @@ def resend_lost(now: datetime | None = None) -> dict[str, int]:
     queued = ModelComparison.objects.filter(status=ModelComparison.Status.QUEUED)
     lost, after = queueing.unheld(queued, jobs.COMPARE_MODELS, now)
     sent = jobs.resend_stale(
-        lost, jobs.send_comparison, older_than=after, now=now, what="model comparison"
+        lost, jobs.COMPARE_MODELS, older_than=after, now=now, what="model comparison"
     )
     return {"comparisons_resent": sent}
 

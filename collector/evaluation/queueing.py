@@ -137,10 +137,10 @@ def resend_lost(now: dt.datetime | None = None) -> dict[str, int]:
         status=Evaluation.Status.RUNNING,
     )
     sent = jobs.resend_stale(
-        queued, jobs.send_evaluation, older_than=after, now=now, what="evaluation"
+        queued, jobs.EVALUATE_MODEL, older_than=after, now=now, what="evaluation"
     )
     # A dead one once per ALIVE_FOR at most.
     sent += jobs.resend_stale(
-        dead, jobs.send_evaluation, older_than=ALIVE_FOR, now=now, what="evaluation"
+        dead, jobs.EVALUATE_MODEL, older_than=ALIVE_FOR, now=now, what="evaluation"
     )
     return {"evaluations_resent": sent}

@@ -164,7 +164,7 @@ def submit(
                 evaluation.sent_at = timezone.now()
             evaluation.save()
             if enqueue:
-                jobs.evaluate_after_commit(evaluation.pk)
+                jobs.send_after_commit(jobs.EVALUATE_MODEL, evaluation.pk)
     except IntegrityError:  # the same name submitted twice at once
         evaluation.upload.delete(save=False)
         raise EvaluationRefused(f"this study already has a model named {name!r}") from None

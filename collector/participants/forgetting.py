@@ -151,7 +151,7 @@ def forget_voter(voter_id: int) -> Forgotten | None:
         if counted:
             vote_sets.bump(study.pk, vote_sets.Kind.WITHDRAWN, votes=counted, voters=1)
         if gone and study.status == Study.Status.FINISHED:
-            jobs.refit_pooled_after_commit(study.pk)
+            jobs.send_after_commit(jobs.REFIT_POOLED, study.pk)
     return Forgotten(study.slug, len(open_ids), withdrawn, len(gone))
 
 

@@ -22,4 +22,4 @@ def request(study_id: int) -> None:
     link_id = ProlificLink.objects.filter(study_id=study_id).values_list("pk", flat=True).first()
     if link_id is not None:
         ProlificLink.objects.filter(pk=link_id).update(wanted_at=now, sent_at=now)
-        jobs.prolific_after_commit(link_id)
+        jobs.send_after_commit(jobs.PROLIFIC, link_id)

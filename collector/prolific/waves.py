@@ -71,7 +71,7 @@ def resend_due() -> int:
     )
     return jobs.resend_stale(
         not_done,
-        jobs.send_prolific,
+        jobs.PROLIFIC,
         older_than=timedelta(seconds=settings.PROLIFIC_RESEND_SECONDS),
         now=now,
         what="Prolific job",

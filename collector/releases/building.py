@@ -39,7 +39,7 @@ ALIVE_FOR = timedelta(minutes=10)
 def send_after_commit(release: Release) -> None:
     """Send the release's build once the current transaction commits."""
     Release.objects.filter(pk=release.pk).update(sent_at=timezone.now())
-    jobs.build_release_after_commit(release.pk)
+    jobs.send_after_commit(jobs.BUILD_RELEASE, release.pk)
 
 
 def build(release_id: int) -> str:
@@ -88,6 +88,6 @@ def resend_lost(now: datetime | None = None) -> dict[str, int]:
         status=Release.Status.BUILDING,
     )
     sent = jobs.resend_stale(
-        silent, jobs.send_release_build, older_than=ALIVE_FOR, now=now, what="the build of release"
+        silent, jobs.BUILD_RELEASE, older_than=ALIVE_FOR, now=now, what="the build of release"
     )
     return {"releases_resent": sent}

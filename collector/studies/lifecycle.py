@@ -96,7 +96,7 @@ def note_vote_recorded(ballot_id: int, open_left: int) -> None:
         status=Ballot.Status.CLOSING, closing_at=timezone.now()
     )
     if moved:
-        jobs.finish_close_after_commit(ballot_id)
+        jobs.send_after_commit(jobs.FINISH_CLOSE_JOB, ballot_id)
         prolific.request(Ballot.objects.values_list("study_id", flat=True).get(id=ballot_id))
 
 
@@ -152,7 +152,7 @@ def close_early(ballot_id: int) -> int:
             status=Ballot.Status.CLOSING, closing_at=timezone.now()
         )
         if moved:
-            jobs.finish_close_after_commit(ballot_id)
+            jobs.send_after_commit(jobs.FINISH_CLOSE_JOB, ballot_id)
             prolific.request(Ballot.objects.values_list("study_id", flat=True).get(id=ballot_id))
         # else: the last vote closed it meanwhile (and enqueued the close); nothing was left.
     return voided
@@ -277,7 +277,7 @@ def _finish(study: Study, scoring: BallotDriver, scores: np.ndarray, item_ids: n
     Study.objects.filter(id=study.pk).update(
         status=Study.Status.FINISHED, finished_at=now, pooled_fit_at=None, pooled_fit_sent_at=now
     )
-    jobs.pooled_fit_after_commit(study.pk)
+    jobs.send_after_commit(jobs.STORE_POOLED_FIT, study.pk)
     prolific.request(study.pk)  # stop recruiting, then pay what was earned
 
 
@@ -331,7 +331,7 @@ def sweep_ballots() -> dict[str, int]:
             if Ballot.objects.filter(id=ballot_id, status=Ballot.Status.OPEN).update(
                 status=Ballot.Status.CLOSING, closing_at=timezone.now()
             ):
-                jobs.finish_close_after_commit(ballot_id)
+                jobs.send_after_commit(jobs.FINISH_CLOSE_JOB, ballot_id)
                 closed += 1
     stuck = list(
         Ballot.objects.filter(status=Ballot.Status.CLOSING, closing_at__lt=stale).values_list(
@@ -339,7 +339,7 @@ def sweep_ballots() -> dict[str, int]:
         )
     )
     for ballot_id in stuck:
-        jobs.send_finish_close(ballot_id)
+        jobs.send(jobs.FINISH_CLOSE_JOB, ballot_id)
     fits = pooled_fit.resend_lost()
     return {"closed": closed, "requeued": len(stuck), "fits_resent": fits}
 

@@ -111,7 +111,7 @@ def resend_lost(now: datetime | None = None) -> int:
     per ``STUCK_CLOSING_SECONDS``. Returns how many were sent."""
     return jobs.resend_stale(
         Study.objects.filter(status=Study.Status.FINISHED, pooled_fit_at__isnull=True),
-        jobs.send_pooled_fit,
+        jobs.STORE_POOLED_FIT,
         older_than=timedelta(seconds=settings.STUCK_CLOSING_SECONDS),
         now=now or timezone.now(),
         what="the pooled fit of study",

@@ -266,7 +266,7 @@ def request(study_id: int, ballot: int) -> None:
         ballot=ballot,
         defaults={"requested_at": timezone.now(), "error": ""},
     )
-    jobs.study_reliability_after_commit(study_id, ballot)
+    jobs.send_after_commit(jobs.STUDY_RELIABILITY, study_id, ballot)
 
 
 def store_report(study_id: int, ballot: int) -> str:
@@ -324,7 +324,7 @@ def _typed_again(study_id: int, ballot: int, vote_set: int) -> None:
         row.requested = sorted({*row.requested, *older})
         row.save(update_fields=["custom", "requested"])
         for k in older:
-            jobs.settled_top_k_after_commit(row.pk, k)
+            jobs.send_after_commit(jobs.SETTLED_TOP_K, row.pk, k)
 
 
 def _typed_from(entries: list[dict[str, Any]]) -> int | None:
@@ -504,7 +504,7 @@ def _send_again(pk: int) -> None:
         return
     study_id, ballot, ks, missing = row
     if missing:
-        jobs.send_reliability(study_id, ballot)
+        jobs.send(jobs.STUDY_RELIABILITY, study_id, ballot)
         return
     for k in ks:
-        jobs.send_settled_top_k(pk, int(k))
+        jobs.send(jobs.SETTLED_TOP_K, pk, int(k))

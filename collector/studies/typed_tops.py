@@ -59,7 +59,7 @@ def request_k(study: Study, k: int) -> tuple[StudyReliability, bool]:
         row.requested = sorted([*row.requested, k])
         row.requested_at = timezone.now()
         row.save(update_fields=["requested", "requested_at"])
-        jobs.settled_top_k_after_commit(row.pk, k)
+        jobs.send_after_commit(jobs.SETTLED_TOP_K, row.pk, k)
     return row, True
 
 

@@ -57,7 +57,7 @@ def bump(study_id: int, kind: str, *, votes: int = 0, voters: int = 0) -> int:
             study_id=study_id, vote_set=number, kind=kind, votes=votes, voters=voters,
             at=timezone.now(),
         )  # fmt: skip
-        jobs.recompute_after_commit(study_id)
+        jobs.send_after_commit(jobs.RECOMPUTE_STALE, study_id)
     return int(number)
 
 
@@ -167,7 +167,7 @@ def recompute(study_id: int) -> str:
         reports = list(_stale_reliability(study).values_list("ballot", flat=True))
         StudyReliability.objects.filter(study=study, ballot__in=reports).update(requested_at=now)
         for ballot in reports:
-            jobs.study_reliability_after_commit(study_id, ballot)
+            jobs.send_after_commit(jobs.STUDY_RELIABILITY, study_id, ballot)
         finished = _stale_evaluations(study).filter(
             status__in=(Evaluation.Status.DONE, Evaluation.Status.FAILED)
         )
@@ -177,17 +177,17 @@ def recompute(study_id: int) -> str:
             error="",
         )  # fmt: skip
         for pk in models:
-            jobs.evaluate_after_commit(pk)
+            jobs.send_after_commit(jobs.EVALUATE_MODEL, pk)
         done = _stale_comparisons(study).exclude(status=ModelComparison.Status.QUEUED)
         pairs = list(done.values_list("pk", flat=True))
         ModelComparison.objects.filter(pk__in=pairs).update(
             status=ModelComparison.Status.QUEUED, sent_at=now, error=""
         )
         for pk in pairs:
-            jobs.compare_models_after_commit(pk)
+            jobs.send_after_commit(jobs.COMPARE_MODELS, pk)
         refit = study.status == Study.Status.FINISHED and _fit_stale(study)
         if refit:
-            jobs.refit_pooled_after_commit(study_id)
+            jobs.send_after_commit(jobs.REFIT_POOLED, study_id)
     return (
         f"study {study.slug}: {len(reports)} reliability reports, {len(models)} evaluations, "
         f"{len(pairs)} paired differences{' and the pooled fit' if refit else ''} asked for again"
@@ -199,7 +199,7 @@ def follow_up(study_id: int, computed_from: int) -> None:
     vote set moved on meanwhile, ask for the stale figures again (the change's own recompute may
     have run while this job was computing)."""
     if current(study_id) > computed_from:
-        jobs.send_recompute(study_id)
+        jobs.send(jobs.RECOMPUTE_STALE, study_id)
 
 
 def resend_lost(now: datetime | None = None) -> dict[str, int]:
@@ -216,7 +216,7 @@ def resend_lost(now: datetime | None = None) -> dict[str, int]:
     )  # fmt: skip
     sent = jobs.resend_stale(
         stale,
-        jobs.send_recompute,
+        jobs.RECOMPUTE_STALE,
         older_than=timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS),
         now=now or timezone.now(),
         what="the recompute of study",

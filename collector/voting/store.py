@@ -446,7 +446,7 @@ def exclude_voter(voter_id: int, reason: str) -> int | None:
             Q(study__status="finished") | Q(study__ballots__status="closing")
         )
         if voided >= 0 and (study_id := ending.values_list("study_id", flat=True).first()):
-            jobs.refit_pooled_after_commit(study_id)
+            jobs.send_after_commit(jobs.REFIT_POOLED, study_id)
         # Their votes of closed ballots leave the counted votes: the study's vote set changes.
         counted = Vote.objects.filter(voter_id=voter_id, ballot__status=Ballot.Status.CLOSED)
         if voided >= 0 and (n := counted.count()):

@@ -17,6 +17,7 @@ from collector.models import Ballot, Study, Voter
 from collector.studies import lifecycle
 from collector.voting import store
 from tests.factories import make_study, targets_csv, tokens_csv
+from tests.job_routes import on_send
 
 __all__ = ["finished_study", "finished_target_study", "make_study", "staff_user"]
 
@@ -90,13 +91,13 @@ def finish_in_process(
     from collector import tasks
 
     for number in range(1, exports.ballots_run(study) + 1):
-        monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+        on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
         simulate(study, **simulation)
         monkeypatch.undo()
         run_fit = (
             (lambda sid: tasks.store_pooled_fit.apply(args=(sid,))) if fit else (lambda sid: None)
         )
-        monkeypatch.setattr(jobs, "send_pooled_fit", run_fit)
+        on_send(monkeypatch, jobs.STORE_POOLED_FIT, run_fit)
         lifecycle.finish_close(study.ballots.get(number=number).pk)
         if after_close is not None:
             after_close(number)

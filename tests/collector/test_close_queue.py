@@ -83,7 +83,9 @@ def test_a_ballot_closes_while_the_evaluation_worker_is_busy(
             cursor.execute(
                 "SELECT 1 FROM collector_evaluation WHERE id = %s FOR UPDATE", [evaluation.pk]
             )
-        jobs.evaluate_after_commit(evaluation.pk)  # sent at once: no transaction is open
+        jobs.send_after_commit(
+            jobs.EVALUATE_MODEL, evaluation.pk
+        )  # sent at once: no transaction is open
         blocked_by(held, timeout=60)
 
         study = make_study(seed=3)

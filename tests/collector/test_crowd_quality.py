@@ -18,6 +18,7 @@ from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, read_csv, staff_user
 from tests.factories import make_study
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -232,9 +233,7 @@ def test_the_finished_studys_pooled_fit_is_stored_and_refitted_without_an_exclud
     assert top.pooled_low < top.pooled_strength < top.pooled_high
     assert Item.objects.filter(study=study, pooled_low__isnull=False).count() == 30
     before = dict(Item.objects.filter(study=study).values_list("id", "pooled_strength"))
-    monkeypatch.setattr(
-        jobs, "refit_pooled_after_commit", lambda sid: tasks.refit_pooled.apply(args=(sid,))
-    )
+    on_send(monkeypatch, jobs.REFIT_POOLED, lambda sid: tasks.refit_pooled.apply(args=(sid,)))
     busiest = Vote.objects.values("voter_id").annotate(n=Count("id")).order_by("-n").first()
     assert store.exclude_voter(busiest["voter_id"], "low agreement") == 0
     after = dict(Item.objects.filter(study=study).values_list("id", "pooled_strength"))

@@ -26,6 +26,7 @@ from collector.models import Evaluation, Item, Study, Vote, Voter
 from collector.voting import store
 from tests.collector.helpers import STAFF_PASSWORD, finished_study, staff_user
 from tests.factories import make_study
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def jobs_run_here(monkeypatch):
     """These tests run each evaluation's job themselves (``running.run_evaluation``): nothing is
     sent to the queue, where a worker other tests started would run it too."""
-    monkeypatch.setattr(jobs, "evaluate_after_commit", lambda evaluation_id: None)
+    on_send(monkeypatch, jobs.EVALUATE_MODEL, lambda evaluation_id: None)
 
 
 @pytest.fixture
@@ -109,7 +110,7 @@ def test_an_upload_answers_at_once_and_the_job_reads_the_file_then_evaluates(cli
 def test_an_excluded_voters_votes_count_in_neither_the_agreement_nor_the_bootstrap(
     client, finished, monkeypatch
 ):
-    monkeypatch.setattr(jobs, "refit_pooled_after_commit", lambda study_id: None)
+    on_send(monkeypatch, jobs.REFIT_POOLED, lambda study_id: None)
     model = scores_csv(finished, 0.2, seed=3)
     before = upload_and_run(client, finished, "before", model).result
     voter = Voter.objects.filter(study=finished, votes__isnull=False).order_by("id").first()

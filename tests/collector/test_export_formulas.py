@@ -20,6 +20,7 @@ from collector.studies import attention_checks, lifecycle
 from collector.voting import store
 from tests.collector.helpers import simulate, staff_user
 from tests.factories import make_study
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,7 +69,7 @@ def tokens_file() -> str:
 
 
 def close_in_process(study: Study, number: int, monkeypatch) -> None:
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     simulate(study)
     monkeypatch.undo()
     lifecycle.finish_close(study.ballots.get(number=number).pk)

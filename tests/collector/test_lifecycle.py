@@ -15,11 +15,12 @@ from collector.models import Ballot, Comparison, Item, ItemScore, Study, Vote, V
 from collector.studies import lifecycle
 from collector.voting import store
 from tests.collector.helpers import finish_in_process, make_study, simulate
+from tests.job_routes import on_send
 
 
 def _answer_all(study: Study, monkeypatch) -> Ballot:
     """Answer ballot 1 fully without enqueueing the close; leaves it ``closing``."""
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     simulate(study)
     monkeypatch.undo()
     ballot = study.ballots.get(number=1)
@@ -178,7 +179,7 @@ def test_the_last_close_finishes_the_study_with_final_ranks(monkeypatch):
 def test_bradley_terry_studies_score_with_the_pooled_strength(monkeypatch):
     study = make_study(n_ballots=2, estimator=Study.Estimator.BRADLEY_TERRY, auto_open=True)
     for number in (1, 2):
-        monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+        on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
         simulate(study)
         monkeypatch.undo()
         lifecycle.finish_close(study.ballots.get(number=number).pk)

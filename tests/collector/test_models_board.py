@@ -13,6 +13,7 @@ from collector.models import Evaluation, ModelComparison
 from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import scores_csv, upload, upload_and_run
 from tests.factories import make_study
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def jobs_run_here(monkeypatch):
     """The evaluations and comparisons run here, when a test runs them: nothing is queued."""
-    monkeypatch.setattr(jobs, "evaluate_after_commit", lambda evaluation_id: None)
-    monkeypatch.setattr(jobs, "compare_models_after_commit", lambda comparison_id: None)
+    on_send(monkeypatch, jobs.EVALUATE_MODEL, lambda evaluation_id: None)
+    on_send(monkeypatch, jobs.COMPARE_MODELS, lambda comparison_id: None)
 
 
 def test_the_leaderboard_fragment_is_the_study_pages_own_and_follows_a_model_to_its_end(

@@ -13,6 +13,7 @@ from collector.studies import lifecycle
 from collector.voting import store
 from tests.collector.helpers import staff_user
 from tests.factories import add_checks, make_study
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,7 +51,7 @@ def counts(client, study) -> list[int]:
 
 def test_the_watch_pages_queries_do_not_grow_with_the_study(closes_in_process, client, monkeypatch):
     # Ballot 1's reliability stays computing (no worker of another test stores it meanwhile).
-    monkeypatch.setattr(jobs, "send_reliability", lambda study_id, ballot: None)
+    on_send(monkeypatch, jobs.STUDY_RELIABILITY, lambda study_id, ballot: None)
     owner = staff_user(client)
     small, large = grown(owner, 40, 3), grown(owner, 400, 30)
     assert small.ballots.get(number=2).status == large.ballots.get(number=2).status == "open"

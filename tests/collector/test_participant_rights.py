@@ -19,6 +19,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from collector import jobs
 from collector.models import (
     AuditEntry,
     Ballot,
@@ -39,6 +40,7 @@ from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests import factories
 from tests.collector.helpers import staff_user
+from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current, take_part
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +65,7 @@ def _finished(owner, monkeypatch) -> Study:
     Comparison.objects.filter(leased_to__isnull=False, status=Comparison.Status.OPEN).update(
         leased_to=None, lease_expires_at=None
     )
-    monkeypatch.setattr("collector.jobs.send_finish_close", lambda ballot_id: None)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     _answer_all(study, seed=3)
     ballot = study.ballots.get()
     assert ballot.status == Ballot.Status.CLOSING

@@ -19,6 +19,7 @@ from collector.participants import forgetting
 from tests.browser import logged_in, shot
 from tests.collector.helpers import finished_study, finished_target_study, staff_user
 from tests.factories import make_study
+from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current, start
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -66,7 +67,7 @@ def releases_dir(settings, tmp_path):
 @pytest.fixture
 def jobs_run_here(monkeypatch):
     """The comparison of two models runs here (:func:`compare`): nothing is queued."""
-    monkeypatch.setattr(jobs, "compare_models_after_commit", lambda comparison_id: None)
+    on_send(monkeypatch, jobs.COMPARE_MODELS, lambda comparison_id: None)
 
 
 @override_settings(EVALUATION_RESAMPLES=20)

@@ -23,6 +23,7 @@ from tests.collector.helpers import (
     wait_closed,
     wait_for,
 )
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,7 +52,7 @@ def test_the_study_is_finished_and_its_ranking_exported_before_the_pooled_fit(cl
     figures = client.get("/staff/early/figures/").content.decode()
     assert 'id="pooled-fit-pending"' in figures and 'id="top-ranking"' not in figures
 
-    monkeypatch.setattr(jobs, "send_pooled_fit", sent.append)
+    on_send(monkeypatch, jobs.STORE_POOLED_FIT, sent.append)
     assert "stored" in tasks.store_pooled_fit.apply(args=(study.pk,)).get()
     study.refresh_from_db()
     assert study.pooled_fit_at is not None and sent == []

@@ -24,6 +24,7 @@ from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests import factories
 from tests.collector.helpers import staff_user
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,8 +57,8 @@ class Jobs:
 @pytest.fixture
 def sent(monkeypatch) -> Jobs:
     runner = Jobs()
-    monkeypatch.setattr(jobs, "send_prolific", runner)
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+    on_send(monkeypatch, jobs.PROLIFIC, runner)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     return runner
 
 

@@ -15,6 +15,7 @@ from collector import jobs, tasks
 from collector.models import AuditEntry, Release, Study, StudyMember
 from collector.releases import building, releasing
 from tests.collector.helpers import finished_study, staff_user, wait_for
+from tests.job_routes import on_send
 
 FORM = {"version": "1.0.0", "licence": "CC-BY-4.0", "authors": "Ada Lovelace", "public": "on",
         "synthetic": "on"}  # fmt: skip
@@ -43,8 +44,10 @@ def test_the_form_answers_at_once_with_the_version_building_and_the_page_follows
     client, finished, django_capture_on_commit_callbacks, monkeypatch
 ):
     sent = []
-    monkeypatch.setattr(jobs, "_send_after_commit", lambda task, pk: sent.append((task, pk)))
-    response = client.post(f"/staff/{finished.slug}/releases/", FORM)
+    on_send(monkeypatch, jobs.BUILD_RELEASE, lambda pk: sent.append((jobs.BUILD_RELEASE, pk)))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/staff/{finished.slug}/releases/", FORM)
+        assert sent == []  # sent once the release's row is committed
     assert response.status_code == 302
     release = Release.objects.get()
     assert release.status == Release.Status.BUILDING and release.sent_at is not None
@@ -103,7 +106,7 @@ def test_the_sweep_sends_a_lost_build_again_once_per_alive_for(
     closes_held, client, finished, monkeypatch
 ):
     sent = []
-    monkeypatch.setattr(jobs, "send_release_build", sent.append)
+    on_send(monkeypatch, jobs.BUILD_RELEASE, sent.append)
     client.post(f"/staff/{finished.slug}/releases/", FORM)
     release = Release.objects.get()
     assert tasks.sweep_ballots()["releases_resent"] == 0  # sent just now

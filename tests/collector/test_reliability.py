@@ -9,7 +9,6 @@ import io
 import json
 from collections import defaultdict
 from pathlib import Path
-from unittest import mock
 
 import krippendorff
 import numpy as np
@@ -45,6 +44,7 @@ from tests.collector.helpers import (
     wait_closed,
     wait_for,
 )
+from tests.job_routes import held, on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,7 +56,7 @@ TWENTY_TARGETS = (5, 6, 7, 8) * 5
 def in_this_process():
     """No reliability job sent: the test stores the report itself, with its own settings (a
     worker running for another test would store its own figures over them)."""
-    return mock.patch.object(jobs, "study_reliability_after_commit", lambda *args: None)
+    return held(jobs.STUDY_RELIABILITY)
 
 
 @pytest.fixture
@@ -431,8 +431,8 @@ def test_the_reliability_jobs_and_the_paired_difference_go_to_the_evaluations_qu
 
 def test_the_sweep_resends_a_report_asked_for_long_ago(area, monkeypatch, settings):
     sent, tops = [], []
-    monkeypatch.setattr(jobs, "send_reliability", lambda *a: sent.append(a))
-    monkeypatch.setattr(jobs, "send_settled_top_k", lambda *a: tops.append(a))
+    on_send(monkeypatch, jobs.STUDY_RELIABILITY, lambda *a: sent.append(a))
+    on_send(monkeypatch, jobs.SETTLED_TOP_K, lambda *a: tops.append(a))
     settings.RELIABILITY_STUCK_SECONDS = 3600
     StudyReliability.objects.filter(study=area, ballot=1).update(result=None, error="")
     assert tasks.sweep_ballots()["reliability_resent"] == 0  # asked for just now: left alone
@@ -491,7 +491,7 @@ def test_a_comparison_asked_for_by_an_editor_is_in_the_trail_and_bad_ids_are_ref
         refused = client.post(api, bad, content_type="application/json")
         assert refused.status_code == 400, bad
     assert not AuditEntry.objects.filter(action="evaluation.compare").exists()
-    with mock.patch.object(jobs, "compare_models_after_commit", lambda pk: None):
+    with held(jobs.COMPARE_MODELS):
         page = client.post(f"/staff/{area.slug}/models/compare/", {"a": a, "b": b})
     assert page.status_code == 302
     entry = AuditEntry.objects.get(study_id=area.pk, action="evaluation.compare")

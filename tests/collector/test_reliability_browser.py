@@ -5,8 +5,6 @@ each page is kept as a PNG."""
 
 from __future__ import annotations
 
-from unittest import mock
-
 import pytest
 from playwright.sync_api import expect
 
@@ -15,6 +13,7 @@ from collector.studies import reliability
 from tests.axe_audit import audit
 from tests.browser import logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
+from tests.job_routes import held
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +25,7 @@ def test_the_reliability_box_shows_its_figures_and_fits_the_screen(
     settings.RELIABILITY_SPLITS = 20
     settings.RELIABILITY_RESAMPLES = 40
     owner = staff_user(username="olivia")
-    with mock.patch.object(jobs, "study_reliability_after_commit", lambda *args: None):
+    with held(jobs.STUDY_RELIABILITY):
         study = finished_study(monkeypatch, created_by=owner, slug="steady", name="Steady study")
     reliability.store_report(study.pk, study.ballots.count())
     report = reliability.latest_report(study)
@@ -68,7 +67,7 @@ def test_the_reliability_box_comes_in_place_when_its_figures_are_stored_and_wait
     settings.RELIABILITY_SPLITS = 20
     settings.RELIABILITY_RESAMPLES = 40
     owner = staff_user(username="olivia")
-    with mock.patch.object(jobs, "study_reliability_after_commit", lambda *args: None):
+    with held(jobs.STUDY_RELIABILITY):
         study = finished_study(monkeypatch, created_by=owner, slug="pending", name="Pending")
         reliability.store_report(study.pk, 1)
         reliability.request(study.pk, 2)  # the final figures asked for, not computed yet

@@ -15,6 +15,7 @@ from collector.models import Study, Voter
 from collector.participants import forgetting
 from collector.studies import pooled_fit, rescoring
 from tests.collector.helpers import finished_study
+from tests.job_routes import hold, on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,9 +23,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def nothing_sent(monkeypatch):
     """The jobs run in the test's threads: nothing goes to the queue."""
-    for name in ("refit_pooled_after_commit", "recompute_after_commit", "send_recompute"):
-        monkeypatch.setattr(jobs, name, lambda *args: None)
-    monkeypatch.setattr(jobs, "send_reliability", lambda *args: None)
+    hold(monkeypatch, jobs.REFIT_POOLED, jobs.RECOMPUTE_STALE)
+    on_send(monkeypatch, jobs.STUDY_RELIABILITY, lambda *args: None)
 
 
 def _in_thread(target, results: dict, key: str) -> threading.Thread:

@@ -11,10 +11,12 @@ import pytest
 from django.test import Client
 from playwright.sync_api import expect
 
+from collector import jobs
 from collector.models import Study, Vote
 from tests.browser import audit, logged_in, shot
 from tests.collector.helpers import finish_in_process, finished_study, staff_user
 from tests.factories import ladder_enabled, make_study
+from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -77,7 +79,7 @@ def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeyp
     assert finished.status == Study.Status.FINISHED and len(finished.slug) > 60
     running = make_study(tokens=TOKENS, name=LONG + " (second run)", n_ballots=3, m=4,
                          auto_open=True, created_by=staff.owner)  # fmt: skip
-    monkeypatch.setattr("collector.jobs.send_finish_close", lambda ballot_id: None)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     from collector.studies import lifecycle
     from tests.collector.helpers import simulate
 

@@ -13,6 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from collector import jobs
 from collector.evaluation import running
 from collector.exports.dataset import dataset_card
 from collector.models import Ballot, Comparison, Evaluation, Item, Study, Vote, Voter
@@ -21,6 +22,7 @@ from collector.studies import lifecycle, pooled_fit, reliability, vote_sets
 from collector.voting import store
 from tests import factories
 from tests.collector.helpers import staff_user
+from tests.job_routes import on_send
 from tests.voting.voter_client import take_part
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +55,7 @@ def _finished(owner, monkeypatch) -> Study:
         Comparison.objects.filter(leased_to__isnull=False).update(
             leased_to=None, lease_expires_at=None
         )
-    monkeypatch.setattr("collector.jobs.send_finish_close", lambda ballot_id: None)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     voters = [Voter.objects.create(study=study) for _ in range(4)]
     rng = np.random.default_rng(3)
     progress = True
@@ -213,7 +215,7 @@ def test_a_figure_computed_while_the_votes_changed_stays_stale_and_is_asked_for_
     owner = staff_user(client)
     study = _finished(owner, monkeypatch)
     sent = []
-    monkeypatch.setattr("collector.jobs.send_recompute", sent.append)
+    on_send(monkeypatch, jobs.RECOMPUTE_STALE, sent.append)
     real = reliability.compute
 
     def change_midway(*args, **kwargs):
@@ -241,7 +243,7 @@ def test_beat_sends_again_the_recompute_of_a_study_whose_figures_stayed_stale(cl
     owner = staff_user(client)
     study = _finished(owner, monkeypatch)
     sent: list[int] = []
-    monkeypatch.setattr("collector.jobs.send_recompute", sent.append)
+    on_send(monkeypatch, jobs.RECOMPUTE_STALE, sent.append)
     assert vote_sets.resend_lost()["stale_figures_resent"] == 0  # nothing stale
     vote_sets.bump(study.pk, vote_sets.Kind.WITHDRAWN, votes=3, voters=1)  # its message lost
     later = timezone.now() + timedelta(hours=1)

@@ -17,6 +17,7 @@ from collector.participants import forgetting
 from collector.studies import reliability, rescoring
 from tests.browser import logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
+from tests.job_routes import hold
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,11 +25,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def nothing_sent(monkeypatch):
     """Nothing goes to the queue: the figures stay stale while the pages are looked at."""
-    for name in (
-        "study_reliability_after_commit", "refit_pooled_after_commit", "recompute_after_commit",
-        "evaluate_after_commit",
-    ):  # fmt: skip
-        monkeypatch.setattr(jobs, name, lambda *args: None)
+    hold(
+        monkeypatch, jobs.STUDY_RELIABILITY, jobs.REFIT_POOLED, jobs.RECOMPUTE_STALE,
+        jobs.EVALUATE_MODEL,
+    )  # fmt: skip
 
 
 def _width_of(page, selector: str) -> float:

@@ -20,6 +20,7 @@ from collector.studies.designs import study_design
 from collector.voting import store
 from tests.collector.helpers import finished_study, simulate, staff_user
 from tests.factories import make_study
+from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +63,7 @@ def test_the_redirect_template_is_shown_as_text_not_a_link(client):
 
 
 def close_first_ballot(study, monkeypatch) -> None:
-    monkeypatch.setattr(jobs, "send_finish_close", lambda ballot_id: None)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     simulate(study)
     lifecycle.finish_close(study.ballots.get(number=1).pk)
 
