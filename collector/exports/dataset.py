@@ -82,8 +82,8 @@ GOLD_COLUMNS = ["token_a", "token_b", "score"]
 # The dataset card's keys (a target study's add TARGET_CARD_KEYS).
 CARD_KEYS = [
     "name", "slug", "question", "licence", "design", "design_options", "estimator", "parameters",
-    "counts", "dates", "files", "spreadsheet_safety", "gold_score", "metrics", "reliability",
-    "reliability_explained",
+    "counts", "dates", "files", "spreadsheet_safety", "gold_score", "metrics", "counts_explained",
+    "reliability", "stale", "reliability_explained",
 ]  # fmt: skip
 TARGET_CARD_KEYS = ["study_kind", "target_design"]
 

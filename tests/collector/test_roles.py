@@ -182,6 +182,9 @@ ENDPOINTS = [
         json=True,
     ),  # fmt: skip
     Endpoint("staff-evaluation-delete", "post", f"{S}/models/{{evaluation}}/delete/", CHANGE),
+    # Prolific (no PROLIFIC_API_TOKEN here: the box says how to enable it, nothing is sent).
+    Endpoint("staff-prolific-create", "post", f"{S}/prolific/", CHANGE, {"action": "create"}),
+    Endpoint("staff-prolific-sync", "post", f"{S}/prolific/sync/", CHANGE, {"dry_run": "1"}),
     # Releasing adds a version and changes nothing that exists: owners and editors.
     Endpoint(
         "staff-releases",
