@@ -289,3 +289,11 @@ def test_the_design_name_finder_finds_a_name_in_a_default_and_a_call(tmp_path):
     )
     found = design_name_literals({"collector.module": module}, {"adaptive", "swiss"})
     assert found == ["collector.module:2 'adaptive'", "collector.module:4 'swiss'"]
+
+
+def test_the_audit_trail_and_the_voting_limits_read_the_client_address_from_one_module_below():
+    graph = product_graph()
+    assert not {t for t in graph["collector.audit.trail"] if t.startswith("collector.voting")}
+    assert "collector.client_address" in graph["collector.audit.trail"]
+    assert "collector.client_address" in graph["collector.voting.throttling"]
+    assert graph["collector.client_address"] == set()

@@ -28,8 +28,8 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from collector.client_address import client_address as address_of
 from collector.models import AuditEntry, Study
-from collector.voting.throttling import VotingThrottle
 
 COMMAND_LINE = "command line"
 
@@ -82,7 +82,7 @@ class Actor:
 
 def client_address(request: HttpRequest) -> str | None:
     """The request's client address, as the rate limits read it (``NUM_PROXIES``)."""
-    return VotingThrottle().get_ident(request) or None
+    return address_of(request) or None
 
 
 def request_actor(request: HttpRequest) -> Actor:

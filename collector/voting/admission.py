@@ -51,11 +51,6 @@ def throttle_wait(
     return None
 
 
-def client_address(request: HttpRequest) -> str:
-    """The address a new voter is registered from (as the voting limits count it)."""
-    return VotingThrottle().get_ident(request)
-
-
 def busy_page(request: HttpRequest, study: Study) -> HttpResponse | None:
     """The study link's throttle (its start button registers a voter): the busy page, a 429
     with ``Retry-After``, when a limit is reached."""

@@ -39,6 +39,7 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from collector.api_errors import DATABASE_DOWN_DETAIL, DATABASE_DOWN_RETRY_SECONDS
+from collector.client_address import client_address
 from collector.models import Study
 from collector.voting import admission, registering, store
 from collector.voting.identity import TOKEN_HEADER, TOKEN_META
@@ -211,7 +212,7 @@ class CreateVoter(VotingEndpoint):
             raise NotFound("No such study.")
         data = validated(VoterRequest, json_body(request))
         participant = data.get("participant", "").strip()
-        address = admission.client_address(request)
+        address = client_address(request)
         try:
             done = registering.register(
                 study, participant, consent=data.get("consent"), address=address

@@ -33,6 +33,7 @@ from django.http import HttpRequest, JsonResponse
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
+from collector.client_address import client_address
 from collector.voting.identity import TOKEN_META
 
 VOTING_NAMESPACE = "voting"
@@ -230,19 +231,8 @@ class VotingThrottle(BaseThrottle):
         self.wait_seconds: float | None = None
 
     def get_ident(self, request: HttpRequest) -> str:
-        """The client's address: the socket's; behind ``NUM_PROXIES = N`` reverse proxies, the
-        N-th address from the right of ``X-Forwarded-For`` (the one the outermost proxy saw).
-
-        Without ``NUM_PROXIES`` the header is ignored, unlike DRF's ``get_ident``: any client can
-        send one, and would pick a fresh address (and fresh limits) with every request.
-        """
-        remote = request.META.get("REMOTE_ADDR", "")
-        proxies = api_settings.NUM_PROXIES
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
-        if not proxies or not forwarded:
-            return remote
-        addresses = forwarded.split(",")
-        return addresses[-min(proxies, len(addresses))].strip()
+        """The client's address (:func:`collector.client_address.client_address`)."""
+        return client_address(request)
 
     def limits(self, request: HttpRequest) -> list[tuple[str, str]]:
         """``(scope, ident)`` of every limit that applies to this request."""

@@ -29,6 +29,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from rest_framework.exceptions import ValidationError
 
 from collector import api_errors
+from collector.client_address import client_address
 from collector.models import Study, Voter
 from collector.studies import lifecycle
 from collector.voting import admission, exits, forgotten, identity, language, store, texts, waiting
@@ -106,7 +107,7 @@ def study_link(request: HttpRequest, study: Study) -> HttpResponse:
     if identity.skips_consent(request, consented) or (
         request.method == "POST" and not who.preview and running
     ):
-        identity.consent(request, study, who, admission.client_address(request))
+        identity.consent(request, study, who, client_address(request))
         language.remember(request, study.slug, translation.get_language())
         return redirect("voting:vote", slug=study.slug)
     query = f"?{request.GET.urlencode()}" if request.GET else ""
