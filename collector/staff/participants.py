@@ -53,9 +53,8 @@ from collector.access import (
     visible_studies,
 )
 from collector.models import Study
-from collector.participants import data, forgetting, recording, retention
+from collector.participants import data, erasure, recording, retention
 from collector.staff.study_api import ERRORS, Conflict
-from collector.studies import rescoring
 from collector.studies.lifecycle import LifecycleError
 
 # The roles of a study that may see and delete a participant's data.
@@ -156,36 +155,20 @@ def delete(request: HttpRequest) -> HttpResponse:
         recording.viewed(request, stored)
         context = {"form": form, **_lookup_context(stored)}
         return render(request, "staff/participant_delete.html", context)
-    done = forgetting.forget_participant(platform_id, studies)
-    recording.forgotten(request, done)
-    rescored = _rescore_finished(request, done) if form.cleaned_data["rescore"] else []
-    if not done:
+    erased = erasure.erase(request, platform_id, studies, rescore_too=form.cleaned_data["rescore"])
+    if not erased:
         messages.info(request, "Nothing is stored about this participant in those studies.")
-    for result in done:
+    for part in erased:
+        result = part.forgotten
         messages.success(
             request,
             f"{result.study}: {result.deleted} vote{'s' if result.deleted != 1 else ''} deleted "
             f"({result.returned} back to other voters in the open ballot, {result.withdrawn} "
             "from scored ballots); the voter keeps no identifier, and only the code they earned "
             "is kept, under the keyed hash of their platform id, to give it to them again."
-            + (" Rescored without them." if result.study in rescored else ""),
+            + (" Rescored without them." if part.rescored is not None else ""),
         )
     return redirect("staff-participants")
-
-
-def _rescore_finished(request: HttpRequest, done: list[forgetting.Forgotten]) -> list[str]:
-    """Rescore the studies whose scored ballots lost votes; their slugs."""
-    rescored = []
-    for result in done:
-        if result.withdrawn:
-            study = Study.objects.get(slug=result.study)
-            try:
-                n = rescoring.rescore_without_withdrawn(study.pk)
-            except LifecycleError:
-                continue  # a ballot is closing: the study page offers it later
-            recording.rescored(request, study, n)
-            rescored.append(result.study)
-    return rescored
 
 
 @staff_required
@@ -194,11 +177,10 @@ def rescore(request: HttpRequest, slug: str) -> HttpResponse:
     """The study page's "Rescore without them"."""
     study = get_study(request, slug, CHANGE)
     try:
-        n = rescoring.rescore_without_withdrawn(study.pk)
+        n = erasure.rescore(request, study)
     except LifecycleError as exc:
         messages.error(request, f"Not rescored: {exc}.")
     else:
-        recording.rescored(request, study, n)
         messages.success(
             request,
             f"{n} closed ballot{'s' if n != 1 else ''} rescored without the withdrawn votes; "
@@ -268,11 +250,12 @@ class ForgetView(APIView):
         studies = _studies(request.user, form["study"])
         if not data.find_voters(form["platform_id"], studies).exists():
             raise NotFound("Nothing is stored about this participant in the studies you may see.")
-        done = forgetting.forget_participant(form["platform_id"], studies)
-        recording.forgotten(request, done)
-        rescored = _rescore_finished(request, done) if form["rescore"] else []
+        erased = erasure.erase(request, form["platform_id"], studies, rescore_too=form["rescore"])
         return Response(
-            {"forgotten": [r.as_dict() for r in done], "rescored": rescored},
+            {
+                "forgotten": [part.forgotten.as_dict() for part in erased],
+                "rescored": [part.forgotten.study for part in erased if part.rescored is not None],
+            },
         )
 
 
@@ -287,8 +270,7 @@ class RescoreView(APIView):
         scored, each ballot keeping its items; 409 while a ballot is closing."""
         study = get_study(request, slug, CHANGE)
         try:
-            n = rescoring.rescore_without_withdrawn(study.pk)
-            recording.rescored(request, study, n)
+            n = erasure.rescore(request, study)
         except LifecycleError as exc:
             raise Conflict(str(exc)) from None
         return Response({"study": study.slug, "ballots_rescored": n})

@@ -11,10 +11,7 @@ from collector.management.commands._common import (
     add_as_argument,
     participant_studies,
 )
-from collector.models import Study
-from collector.participants import data, forgetting, recording
-from collector.studies import rescoring
-from collector.studies.lifecycle import LifecycleError
+from collector.participants import data, erasure
 
 
 class Command(BaseCommand):
@@ -41,21 +38,15 @@ class Command(BaseCommand):
                     "the code they earned is kept (manage.py participant_data shows it)"
                 )
             raise CommandError("nothing is stored about this platform id")
-        done = forgetting.forget_participant(platform_id, studies)
-        recording.forgotten(actor(who), done)
-        for result in done:
+        for part in erasure.erase(actor(who), platform_id, studies, rescore_too=rescore):
+            result = part.forgotten
             line = (
                 f"{result.study}: {wording.count(result.deleted, 'vote')} deleted "
                 f"({result.returned} back to "
                 f"other voters, {result.withdrawn} from scored ballots)"
             )
-            if rescore and result.withdrawn:
-                target = Study.objects.get(slug=result.study)
-                try:
-                    n = rescoring.rescore_without_withdrawn(target.pk)
-                except LifecycleError as exc:
-                    line += f"; not rescored: {exc}"
-                else:
-                    recording.rescored(actor(who), target, n)
-                    line += f"; {n} closed ballots rescored"
+            if part.not_rescored:
+                line += f"; not rescored: {part.not_rescored}"
+            elif part.rescored is not None:
+                line += f"; {part.rescored} closed ballots rescored"
             self.stdout.write(line)
