@@ -35,22 +35,33 @@ def finish_close_job(ballot_id: int) -> str:
     return lifecycle.finish_close(ballot_id)
 
 
+# Every kind of background job beat's sweep looks after, with the function that re-sends its
+# lost (or never sent) jobs: one table, one sweep (:func:`sweep_jobs`).
+SWEEPS = (
+    ("ballot closes and pooled fits", lifecycle.sweep_ballots),
+    ("model evaluations", queueing.resend_lost),
+    ("paired comparisons of two models", paired.resend_lost),
+    ("release builds", building.resend_lost),
+    ("reliability reports and typed tops", reliability.resend_stuck),
+    ("recomputes of stale figures", vote_sets.resend_lost),
+    ("Prolific waves and payments", lambda: {"prolific_resent": waves.resend_due()}),
+)
+
+
+@shared_task
+def sweep_jobs() -> dict[str, int]:
+    """Beat: every kind of job in :data:`SWEEPS` whose message was lost, or whose job died,
+    sent again (a ballot whose close was missed is closed); how many of each."""
+    found: dict[str, int] = {}
+    for _kind, resend in SWEEPS:
+        found.update(resend())
+    return found
+
+
 @shared_task
 def sweep_ballots() -> dict[str, int]:
-    """Beat: close ballots whose close was missed and re-enqueue ballots stuck in ``closing``;
-    send again evaluations, model comparisons and release builds whose message was lost or whose
-    job died, and reliability reports (and typed tops) asked for long ago and not stored, and the
-    recompute of figures left stale by a change of the counted votes; bring Prolific studies to
-    their wave (:func:`collector.prolific.waves.resend_due`)."""
-    return {
-        **lifecycle.sweep_ballots(),
-        **queueing.resend_lost(),
-        **paired.resend_lost(),
-        **building.resend_lost(),
-        **reliability.resend_stuck(),
-        **vote_sets.resend_lost(),
-        "prolific_resent": waves.resend_due(),
-    }
+    """The former name of :func:`sweep_jobs` (beat schedules and queued messages may name it)."""
+    return sweep_jobs()
 
 
 @shared_task(acks_late=True)

@@ -243,7 +243,8 @@ CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_EVALUATIONS
 CELERY_TASK_QUEUES = [Queue(CELERY_QUEUE_CLOSES), Queue(CELERY_QUEUE_EVALUATIONS)]
 CELERY_TASK_ROUTES = {
     "collector.tasks.finish_close_job": {"queue": CELERY_QUEUE_CLOSES},
-    "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.sweep_jobs": {"queue": CELERY_QUEUE_CLOSES},
+    "collector.tasks.sweep_ballots": {"queue": CELERY_QUEUE_CLOSES},  # sweep_jobs' former name
     "collector.tasks.store_pooled_fit": {"queue": CELERY_QUEUE_CLOSES},
     "collector.tasks.evaluate_model": {"queue": CELERY_QUEUE_EVALUATIONS},
     "collector.tasks.refit_pooled": {"queue": CELERY_QUEUE_EVALUATIONS},
@@ -267,8 +268,8 @@ PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="")
 PROLIFIC_API_URL = env.str("PROLIFIC_API_URL", default="https://api.prolific.com")
 PROLIFIC_RESEND_SECONDS = env.int("PROLIFIC_RESEND_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
-    "sweep-missed-closes": {
-        "task": "collector.tasks.sweep_ballots",
+    "sweep-lost-jobs": {
+        "task": "collector.tasks.sweep_jobs",
         "schedule": env.float("SWEEP_SECONDS", default=60.0),
     },
     "remove-expired-identities": {  # DATA_RETENTION_DAYS

@@ -3,7 +3,7 @@ evaluation nobody takes stops holding a place under ``EVALUATION_MAX_QUEUED``.
 
 A queued evaluation's message can be lost with Redis (a restart without persistence, a flush);
 a worker killed before it acknowledged leaves a running evaluation whose heartbeat stops. Beat's
-sweep (``collector.tasks.sweep_ballots``, every ``SWEEP_SECONDS``) calls :func:`resend_lost`:
+sweep (``collector.tasks.sweep_jobs``, every ``SWEEP_SECONDS``) calls :func:`resend_lost`:
 
 - a queued evaluation sent more than :data:`GRACE` ago whose message the broker holds neither
   waiting nor unacknowledged is sent again (the broker is Redis: its lists are read; with a

@@ -9,7 +9,7 @@ follows it in the background while a version is building.
 
 A message delivered twice builds once: the job writes ``heartbeat_at`` at each step, and a
 release whose heartbeat is younger than :data:`ALIVE_FOR` is left to its job. Beat's sweep
-(``collector.tasks.sweep_ballots``) calls :func:`resend_lost`: a release still ``building``
+(``collector.tasks.sweep_jobs``) calls :func:`resend_lost`: a release still ``building``
 with no sign of life for :data:`ALIVE_FOR` (its message lost, its worker killed) is sent again,
 at most once per :data:`ALIVE_FOR`.
 """

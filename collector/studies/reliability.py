@@ -474,7 +474,7 @@ def status(study: Study) -> Status:
 
 
 def resend_stuck(now: datetime | None = None) -> dict[str, int]:
-    """Beat's sweep (``collector.tasks.sweep_ballots``, with the lost evaluations of
+    """Beat's sweep (``collector.tasks.sweep_jobs``, with the lost evaluations of
     :func:`collector.evaluation.queueing.resend_lost`): send again the jobs of reports asked for
     over ``RELIABILITY_STUCK_SECONDS`` ago and neither stored nor failed, and of typed tops still
     computing (a worker killed, a broker down or flushed), by :func:`collector.jobs.resend_stale`

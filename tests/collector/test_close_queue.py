@@ -23,7 +23,8 @@ def test_each_task_goes_to_its_own_queue() -> None:
     from config.celery import app
 
     router = app.amqp.router
-    closes = {jobs.FINISH_CLOSE_JOB, jobs.STORE_POOLED_FIT, "collector.tasks.sweep_ballots"}
+    closes = {jobs.FINISH_CLOSE_JOB, jobs.STORE_POOLED_FIT, "collector.tasks.sweep_jobs"}
+    closes.add("collector.tasks.sweep_ballots")  # sweep_jobs' former name
     for task in closes | {jobs.EVALUATE_MODEL, jobs.REFIT_POOLED}:
         queue = router.route({}, task)["queue"].name
         expected = (

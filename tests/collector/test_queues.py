@@ -82,7 +82,7 @@ def test_a_lost_evaluation_message_is_sent_again_by_the_sweep(
         assert queueing.resend_lost() == {"evaluations_resent": 0}  # its message is waiting
         _purge(queue)  # the message is lost (Redis restarted without it)
         assert evaluation.pk not in queueing.held_by_broker()
-        result = tasks.sweep_ballots()  # what beat runs every SWEEP_SECONDS
+        result = tasks.sweep_jobs()  # what beat runs every SWEEP_SECONDS
         assert result["evaluations_resent"] == 1
         assert evaluation.pk in queueing.held_by_broker()
         evaluation.refresh_from_db()
@@ -119,7 +119,7 @@ def test_a_lost_comparison_message_is_sent_again_by_the_sweep_and_a_fresh_or_fin
         ModelComparison.objects.filter(pk=pair.pk).update(sent_at=old)
         assert paired.resend_lost() == {"comparisons_resent": 0}  # its message is waiting
         _purge(queue)  # the message is lost (Redis restarted without it)
-        result = tasks.sweep_ballots()  # what beat runs every SWEEP_SECONDS
+        result = tasks.sweep_jobs()  # what beat runs every SWEEP_SECONDS
         assert result["comparisons_resent"] == 1 and result["evaluations_resent"] == 0
         assert pair.pk in queueing.held_by_broker(jobs.COMPARE_MODELS)
         pair.refresh_from_db()
@@ -156,10 +156,10 @@ def test_a_lost_reliability_job_is_sent_again_by_the_sweep_once_per_timeout_and_
     try:
         assert study.pk in queueing.held_by_broker(jobs.STUDY_RELIABILITY)
         _purge(queue)  # the message is lost (Redis restarted without it)
-        assert tasks.sweep_ballots()["reliability_resent"] == 0  # asked for just now
+        assert tasks.sweep_jobs()["reliability_resent"] == 0  # asked for just now
         old = timezone.now() - timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS + 1)
         StudyReliability.objects.filter(study=study).update(requested_at=old)
-        result = tasks.sweep_ballots()  # what beat runs every SWEEP_SECONDS
+        result = tasks.sweep_jobs()  # what beat runs every SWEEP_SECONDS
         assert result["reliability_resent"] == 1 and result["evaluations_resent"] == 0
         assert study.pk in queueing.held_by_broker(jobs.STUDY_RELIABILITY)
         assert StudyReliability.objects.get(study=study).requested_at > old
@@ -230,9 +230,18 @@ def test_an_evaluation_whose_message_was_never_sent_is_sent_by_the_sweep(
         _purge(queue)  # the process died between its commit and its send
         created = timezone.now() - queueing.GRACE - timedelta(seconds=1)
         Evaluation.objects.filter(pk=evaluation.pk).update(sent_at=None, created_at=created)
-        assert tasks.sweep_ballots()["evaluations_resent"] == 1
+        assert tasks.sweep_jobs()["evaluations_resent"] == 1
         assert evaluation.pk in queueing.held_by_broker()
         evaluation.refresh_from_db()
         assert evaluation.sent_at is not None
     finally:
         _purge(queue)
+
+
+@pytest.mark.django_db
+def test_the_sweep_runs_every_kind_of_job_of_its_table_and_its_former_name_is_the_same_task():
+    kinds = [kind for kind, _resend in tasks.SWEEPS]
+    assert len(kinds) == len(set(kinds)) == 7
+    found = tasks.sweep_jobs()
+    assert {"closed", "evaluations_resent", "prolific_resent"} <= set(found)
+    assert tasks.sweep_ballots() == found  # nothing was lost in between: the same counts

@@ -109,10 +109,10 @@ def test_the_sweep_sends_a_lost_build_again_once_per_alive_for(
     on_send(monkeypatch, jobs.BUILD_RELEASE, sent.append)
     client.post(f"/staff/{finished.slug}/releases/", FORM)
     release = Release.objects.get()
-    assert tasks.sweep_ballots()["releases_resent"] == 0  # sent just now
+    assert tasks.sweep_jobs()["releases_resent"] == 0  # sent just now
     lost = timezone.now() - building.ALIVE_FOR - timedelta(seconds=1)
     Release.objects.filter(pk=release.pk).update(sent_at=lost)
-    assert tasks.sweep_ballots()["releases_resent"] == 1 and sent == [release.pk]
+    assert tasks.sweep_jobs()["releases_resent"] == 1 and sent == [release.pk]
     assert building.resend_lost() == {"releases_resent": 0}  # sent again just now
     Release.objects.filter(pk=release.pk).update(sent_at=lost, heartbeat_at=timezone.now())
     assert building.resend_lost() == {"releases_resent": 0}  # its job is alive

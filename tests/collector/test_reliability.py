@@ -435,9 +435,9 @@ def test_the_sweep_resends_a_report_asked_for_long_ago(area, monkeypatch, settin
     on_send(monkeypatch, jobs.SETTLED_TOP_K, lambda *a: tops.append(a))
     settings.RELIABILITY_STUCK_SECONDS = 3600
     StudyReliability.objects.filter(study=area, ballot=1).update(result=None, error="")
-    assert tasks.sweep_ballots()["reliability_resent"] == 0  # asked for just now: left alone
+    assert tasks.sweep_jobs()["reliability_resent"] == 0  # asked for just now: left alone
     settings.RELIABILITY_STUCK_SECONDS = 0
-    assert tasks.sweep_ballots()["reliability_resent"] == 1 and sent == [(area.pk, 1)]
+    assert tasks.sweep_jobs()["reliability_resent"] == 1 and sent == [(area.pk, 1)]
     assert reliability.resend_stuck() == {"reliability_resent": 1}  # still not stored: again
     last = StudyReliability.objects.get(study=area, ballot=2)
     StudyReliability.objects.filter(pk=last.pk).update(requested=[7])

@@ -38,7 +38,7 @@ print(json.dumps(tasks.finish_close_job.delay({ballot}).get(timeout=60)))
 SWEEP = """
 import json
 from collector import tasks
-print(json.dumps(tasks.sweep_ballots()))
+print(json.dumps(tasks.sweep_jobs()))
 """
 
 
