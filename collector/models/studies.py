@@ -154,6 +154,12 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def language_name(self) -> str:
+        """The voter pages' language by its own name (``settings.LANGUAGES``; the code if it is
+        no longer there)."""
+        return dict(settings.LANGUAGES).get(self.language, self.language)
+
 
 class Area(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="areas")

@@ -105,7 +105,7 @@ def test_every_staff_voter_and_public_page_fits_a_phone(
     second = evaluate(done, "fastText crawl 300d subword", tmp_path, reverse=True)
     compare(done, first, second)
     call_command("release_study", done.slug, "--version", "1.0.0", "--license", "CC-BY-4.0",
-                 "--authors", "Ada Lovelace; Grace Hopper", "--public",
+                 "--authors", "Ada Lovelace; Grace Hopper", "--public", "--synthetic",
                  "--publish-model", first.name, verbosity=0)  # fmt: skip
     targets = finished_target_study(monkeypatch, created_by=owner, slug="sales-targets")
     on_targets = evaluate(targets, "GloVe 6B 50d, lower-cased", tmp_path)

@@ -157,7 +157,8 @@ def test_the_staff_page_the_card_and_the_public_page_give_the_corrected_range(
     assert rho["corrected_low"] > rho["low"] and rho["corrected_high"] > rho["high"]
     alpha = report["alpha"]
     agreed = f"{round(100 * alpha['unanimous'])}% of them answered unanimously"
-    units = f"{alpha['alpha']:.3f} over {alpha['units']} pairs answered by two or more voters"
+    pairs = "1 pair" if alpha["units"] == 1 else f"{alpha['units']:,} pairs"
+    units = f"{alpha['alpha']:.3f} over {pairs} answered by two or more voters"
     staff = client.get(f"/staff/{area.slug}/").content.decode()
     client.post(f"/staff/{area.slug}/releases/", {"version": "1.0.0", "licence": "CC-BY-4.0",
                 "title": "", "authors": "Ada Lovelace", "public": "on",

@@ -400,6 +400,8 @@ def test_a_language_added_to_the_setting_is_offered_and_stored_without_a_migrati
     assert '<option value="nl">Nederlands</option>' in client.get("/staff/new/").content.decode()
     response = client.post("/staff/new/", {**FORM, "language": "nl", "action": "create"})
     assert response.status_code == 302 and Study.objects.get().language == "nl"
+    page = client.get(f"/staff/{Study.objects.get().slug}/").content.decode()
+    assert "voter pages in Nederlands" in page
     out = io.StringIO()
     call_command("makemigrations", "collector", "--check", "--dry-run", stdout=out)
     assert "No changes detected" in out.getvalue()

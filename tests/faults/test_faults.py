@@ -151,6 +151,8 @@ def test_redis_down_while_voting_goes_on_and_the_ballot_closes_once_redis_is_bac
         "comparisons_resent": 0,
         "releases_resent": 0,
         "reliability_resent": 0,
+        "stale_figures_resent": 0,
+        "prolific_resent": 0,
     }
     for v in crowd:
         v.close()
