@@ -155,10 +155,7 @@ def test_the_staff_page_the_card_and_the_public_page_give_the_corrected_range(
     )
     half_range = f"{rho['low']:.3f} to {rho['high']:.3f}"
     assert rho["corrected_low"] > rho["low"] and rho["corrected_high"] > rho["high"]
-    alpha = report["alpha"]
-    agreed = f"{round(100 * alpha['unanimous'])}% of them answered unanimously"
-    pairs = "1 pair" if alpha["units"] == 1 else f"{alpha['units']:,} pairs"
-    units = f"{alpha['alpha']:.3f} over {pairs} answered by two or more voters"
+    said = reliability.alpha_text(report["alpha"])  # its wording: stated-value test below
     staff = client.get(f"/staff/{area.slug}/").content.decode()
     client.post(f"/staff/{area.slug}/releases/", {"version": "1.0.0", "licence": "CC-BY-4.0",
                 "title": "", "authors": "Ada Lovelace", "public": "on",
@@ -171,7 +168,7 @@ def test_the_staff_page_the_card_and_the_public_page_give_the_corrected_range(
     public = client.get(f"/d/{area.slug}/1.0.0/").content.decode()
     for where, text in (("staff", staff), ("card", card), ("public", public)):
         assert corrected in text and half_range not in text, where
-        assert units in text and agreed in text, where
+        assert said in text, where
 
 
 def _alpha_of_votes_csv(text: str) -> tuple[float | None, int, float | None]:
@@ -507,3 +504,17 @@ def test_a_stored_top_judged_at_a_new_threshold_counts_an_item_exactly_at_it_as_
         (t["in_doubt"], t["settled"])
         for t in (reliability._judged(entry, 0.8), reliability._judged(entry, 0.9))
     ] == [(0, True), (1, False)]
+
+
+def test_alpha_is_worded_with_its_pairs_and_the_unanimous_share_or_says_why_not():
+    worded = reliability.alpha_text
+    assert worded({"alpha": 0.7641, "units": 189, "unanimous": 0.88}) == (
+        "0.764 over 189 pairs answered by two or more voters, 88% of them answered unanimously"
+    )
+    assert worded({"alpha": 1.0, "units": 1, "unanimous": 1.0}) == (
+        "1.000 over 1 pair answered by two or more voters, 100% of them answered unanimously"
+    )
+    assert worded({"alpha": None, "units": 0, "unanimous": None}) == (
+        "not computed (0 pairs answered by two or more voters)"
+    )
+    assert worded(None) == "not computed"
