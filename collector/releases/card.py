@@ -25,8 +25,8 @@ from collector.models.release_terms import LICENCES
 from collector.releases import synthetic
 from collector.releases.croissant import column_kind
 from collector.releases.metadata import author_name
+from collector.reports.reliability import alpha_text, corrected_text, interval_text
 from collector.studies.designs import study_design
-from collector.studies.reliability import alpha_text, corrected_text, interval_text
 
 # The bundle's configurations for ``datasets``: (config name, data file), the first the default.
 # All CSV: ``datasets`` reads every configuration of a folder with one builder. The features
@@ -347,7 +347,7 @@ def _number(value: Any) -> bool:
 
 def _interval(block: Any) -> str:
     """A split-half block: the half crowds' mean and the corrected value with its corrected
-    range (:func:`collector.studies.reliability.corrected_text`)."""
+    range (:func:`collector.reports.reliability.corrected_text`)."""
     if not isinstance(block, dict) or not _number(block.get("mean")):
         return "not computed"
     corrected = corrected_text(block)

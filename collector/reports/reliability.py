@@ -10,8 +10,10 @@ import hashlib
 import json
 from typing import Any
 
+from collector import wording
 from collector.models import Study
 from collector.studies import reliability, typed_tops
+from ranking.evaluation.settled_top import INTERVAL
 
 DEFAULT_SHOWN_K = 20  # the top the Now box and the interim ranking speak of first
 
@@ -41,9 +43,9 @@ def texts(report: dict[str, Any]) -> dict[str, str]:
     the share of them answered unanimously."""
     halves = report.get("split_half") or {}
     return {
-        "rho": reliability.corrected_text(halves.get("rho")),
-        "rho_w": reliability.corrected_text(halves.get("rho_w")),
-        "alpha": reliability.alpha_text(report.get("alpha")),
+        "rho": corrected_text(halves.get("rho")),
+        "rho_w": corrected_text(halves.get("rho_w")),
+        "alpha": alpha_text(report.get("alpha")),
     }
 
 
@@ -102,7 +104,7 @@ def sentence(top: dict[str, Any]) -> str:
     ``...; 3 items in doubt.`` (no interval for a report stored before it was kept)."""
     k, doubt = top["k"], top["in_doubt"]
     verdict = "settled" if top["settled"] else f"{doubt} item{'s' if doubt != 1 else ''} in doubt"
-    spread = reliability.interval_text(top.get("interval"))
+    spread = interval_text(top.get("interval"))
     return f"top {k}: expected {top['expected']:.1f} of {k} right{spread}; {verdict}."
 
 
@@ -206,3 +208,48 @@ def annotate_interim(report: dict[str, Any] | None, rows: list[tuple[Any, ...]])
         "interim_settled_after": report["ballot"],
         "interim_settled": None if shown is None else sentence(shown),
     }
+
+
+def interval_text(span: Any) -> str:
+    """A stored top's ``interval`` as the pages and the card say it after the expected number
+    right: ``" (90%: 17 to 20)"``, ``" (90%: 10)"``; ``""`` when it is missing or malformed."""
+    if not (isinstance(span, list | tuple) and len(span) == 2):
+        return ""
+    low, high = span
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
+        return ""
+    level = f"{INTERVAL:.0%}"
+    return f" ({level}: {low})" if low == high else f" ({level}: {low} to {high})"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def corrected_text(block: Any) -> str:
+    """A stored split-half figure (``corrected``, ``corrected_low``, ``corrected_high``) as every
+    page and the card say it: ``"corrected 0.807 (range 0.754 to 0.839)"``, the range
+    Spearman-Brown corrected like the value; ``"not computed"`` when the value is missing."""
+    if not isinstance(block, dict) or not _number(block.get("corrected")):
+        return "not computed"
+    text = f"corrected {block['corrected']:.3f}"
+    low, high = block.get("corrected_low"), block.get("corrected_high")
+    if _number(low) and _number(high):
+        text += f" (range {low:.3f} to {high:.3f})"
+    return text
+
+
+def alpha_text(block: Any) -> str:
+    """A stored alpha (``alpha``, ``units``, ``unanimous``) as every page and the card say it:
+    ``"0.764 over 189 pairs answered by two or more voters, 88% of them answered
+    unanimously"``; ``"not computed (0 pairs answered by two or more voters)"``."""
+    if not isinstance(block, dict):
+        return "not computed"
+    units = int(block["units"]) if _number(block.get("units")) else 0
+    pairs = f"{wording.count(units, 'pair')} answered by two or more voters"
+    if not _number(block.get("alpha")):
+        return f"not computed ({pairs})"
+    text = f"{block['alpha']:.3f} over {pairs}"
+    if _number(block.get("unanimous")) and units:
+        text += f", {wording.percent(block['unanimous'])} of them answered unanimously"
+    return text

@@ -40,7 +40,7 @@ from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
-from collector import jobs, wording
+from collector import jobs
 from collector.models import Area, Ballot, Item, Study, StudyReliability
 from collector.studies import bulk_sql, vote_sets
 from collector.studies.designs import study_groups
@@ -48,7 +48,6 @@ from ranking.ballots import Purpose, StudyVotes, stream
 from ranking.evaluation import split_half, vote_alpha
 from ranking.evaluation.settled_top import (
     DEFAULT_KS,
-    INTERVAL,
     SettledTop,
     describe_top,
     resamples_for,
@@ -60,9 +59,7 @@ from ranking.evaluation.settled_top import settled_top as top_estimate
 __all__ = [
     "ReliabilityRefused",
     "Status",
-    "alpha_text",
     "compute",
-    "corrected_text",
     "latest_report",
     "request",
     "resend_stuck",
@@ -378,51 +375,6 @@ def set_threshold(study: Study, value: Any) -> float:
     Study.objects.filter(pk=study.pk).update(settled_threshold=threshold)
     study.settled_threshold = threshold
     return threshold
-
-
-def interval_text(span: Any) -> str:
-    """A stored top's ``interval`` as the pages and the card say it after the expected number
-    right: ``" (90%: 17 to 20)"``, ``" (90%: 10)"``; ``""`` when it is missing or malformed."""
-    if not (isinstance(span, list | tuple) and len(span) == 2):
-        return ""
-    low, high = span
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
-        return ""
-    level = f"{INTERVAL:.0%}"
-    return f" ({level}: {low})" if low == high else f" ({level}: {low} to {high})"
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def corrected_text(block: Any) -> str:
-    """A stored split-half figure (``corrected``, ``corrected_low``, ``corrected_high``) as every
-    page and the card say it: ``"corrected 0.807 (range 0.754 to 0.839)"``, the range
-    Spearman-Brown corrected like the value; ``"not computed"`` when the value is missing."""
-    if not isinstance(block, dict) or not _number(block.get("corrected")):
-        return "not computed"
-    text = f"corrected {block['corrected']:.3f}"
-    low, high = block.get("corrected_low"), block.get("corrected_high")
-    if _number(low) and _number(high):
-        text += f" (range {low:.3f} to {high:.3f})"
-    return text
-
-
-def alpha_text(block: Any) -> str:
-    """A stored alpha (``alpha``, ``units``, ``unanimous``) as every page and the card say it:
-    ``"0.764 over 189 pairs answered by two or more voters, 88% of them answered
-    unanimously"``; ``"not computed (0 pairs answered by two or more voters)"``."""
-    if not isinstance(block, dict):
-        return "not computed"
-    units = int(block["units"]) if _number(block.get("units")) else 0
-    pairs = f"{wording.count(units, 'pair')} answered by two or more voters"
-    if not _number(block.get("alpha")):
-        return f"not computed ({pairs})"
-    text = f"{block['alpha']:.3f} over {pairs}"
-    if _number(block.get("unanimous")) and units:
-        text += f", {wording.percent(block['unanimous'])} of them answered unanimously"
-    return text
 
 
 def latest_report(study: Study) -> dict[str, Any] | None:

@@ -31,6 +31,7 @@ from collector.models import (
 from collector.releases import building, releasing
 from collector.reports import figures as study_figures
 from collector.reports import reliability as pages
+from collector.reports.reliability import alpha_text
 from collector.studies import reliability, typed_tops
 from ranking.evaluate import main as evaluate_main
 from tests.collector.helpers import (
@@ -155,7 +156,7 @@ def test_the_staff_page_the_card_and_the_public_page_give_the_corrected_range(
     )
     half_range = f"{rho['low']:.3f} to {rho['high']:.3f}"
     assert rho["corrected_low"] > rho["low"] and rho["corrected_high"] > rho["high"]
-    said = reliability.alpha_text(report["alpha"])  # its wording: stated-value test below
+    said = alpha_text(report["alpha"])  # its wording: stated-value test below
     staff = client.get(f"/staff/{area.slug}/").content.decode()
     client.post(f"/staff/{area.slug}/releases/", {"version": "1.0.0", "licence": "CC-BY-4.0",
                 "title": "", "authors": "Ada Lovelace", "public": "on",
@@ -507,7 +508,7 @@ def test_a_stored_top_judged_at_a_new_threshold_counts_an_item_exactly_at_it_as_
 
 
 def test_alpha_is_worded_with_its_pairs_and_the_unanimous_share_or_says_why_not():
-    worded = reliability.alpha_text
+    worded = alpha_text
     assert worded({"alpha": 0.7641, "units": 189, "unanimous": 0.88}) == (
         "0.764 over 189 pairs answered by two or more voters, 88% of them answered unanimously"
     )

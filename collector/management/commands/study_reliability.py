@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from collector import wording
 from collector.management.commands._common import add_as_argument, get_study
 from collector.models import Ballot, Study
+from collector.reports.reliability import alpha_text
 from collector.studies import reliability
 
 
@@ -108,8 +109,7 @@ def table(study: Study, report: dict[str, Any]) -> str:
     alpha = report["alpha"]
     lines += [
         "",
-        f"Krippendorff's alpha {reliability.alpha_text(alpha)} "
-        f"({wording.count(alpha['votes'], 'vote')})",
+        f"Krippendorff's alpha {alpha_text(alpha)} ({wording.count(alpha['votes'], 'vote')})",
     ]
     lines += [
         f"  {a['target']}: {_n(a['alpha'])} ({a['units']} units)" for a in alpha.get("targets", [])
