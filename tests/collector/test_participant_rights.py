@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from datetime import timedelta
 
 import numpy as np
@@ -342,11 +343,14 @@ RAW_IDS = ("PROLIFICRAW77", "WORKERRAW88", "LABRAW99", "APIRAW11")
 UNMATCHED = "PROLIFICRAW55"  # a Prolific submission with no voter
 
 
+PROLIFIC_TOKEN = "prolific-secret-7f3a9c0e"  # a deployment secret: never stored nor logged
+
+
 def _reconciled_on_prolific(study: Study, settings) -> None:
     """The study's Prolific submissions reconciled against the test Prolific: a partial's bonus
     stored as a payment, and the submission with no voter listed."""
-    with FakeProlific("tok") as fake:
-        settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "tok", fake.url
+    with FakeProlific(PROLIFIC_TOKEN) as fake:
+        settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = PROLIFIC_TOKEN, fake.url
         link = linking.create(study, linking.Terms(partial_amount=50), "http://testserver")
         on_prolific = fake.study(link.prolific_id)
         on_prolific.status, on_prolific.places = "ACTIVE", 10
@@ -359,7 +363,10 @@ def _reconciled_on_prolific(study: Study, settings) -> None:
 
 
 @pytest.mark.django_db(transaction=True)  # the reconciliation commits each payment
-def test_no_column_of_any_table_holds_a_raw_platform_id(client, settings):
+def test_no_column_of_any_table_holds_a_raw_platform_id_nor_the_prolific_token(
+    client, settings, caplog
+):
+    caplog.set_level(logging.DEBUG)  # every logger, the HTTP client's included
     study = factories.make_study(n_items=10, n_ballots=1, cap=20)
     for query in (
         f"?PROLIFIC_PID={RAW_IDS[0]}&STUDY_ID=st&SESSION_ID=se",
@@ -396,12 +403,14 @@ def test_no_column_of_any_table_holds_a_raw_platform_id(client, settings):
         columns = cur.fetchall()
         assert len(columns) > 50  # every text column of every table
         for table, column in columns:
-            for raw in (*RAW_IDS, UNMATCHED):
+            for raw in (*RAW_IDS, UNMATCHED, PROLIFIC_TOKEN):
                 cur.execute(
                     f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE %s',
                     [f"%{raw}%"],
                 )
                 assert cur.fetchone() == (0,), (table, column, raw)
+    assert any(r.name == "httpx" for r in caplog.records)  # the calls to Prolific were logged
+    assert PROLIFIC_TOKEN not in caplog.text
     for session in Session.objects.all():  # stored encoded: read as the application reads it
         decoded = json.dumps(session.get_decoded())
         assert not any(raw in decoded for raw in RAW_IDS)
