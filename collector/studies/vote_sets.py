@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
-from collector import jobs
+from collector import jobs, wording
 from collector.models import Evaluation, ModelComparison, Study, StudyReliability, VoteSetChange
 
 __all__ = [
@@ -66,10 +66,6 @@ def current(study_id: int) -> int:
     return int(Study.objects.filter(pk=study_id).values_list("vote_set", flat=True).get())
 
 
-def _counted(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
-
-
 def stale_text(study: Study, computed_from: int) -> str | None:
     """What changed since a figure computed from vote set ``computed_from`` ("computed before
     105 votes were withdrawn and the ranking was rescored; recomputing…"); None when current."""
@@ -84,11 +80,11 @@ def stale_text(study: Study, computed_from: int) -> str | None:
     parts = []
     if (w := by_kind.get(Kind.WITHDRAWN)) is not None:
         were = "was" if w["votes"] == 1 else "were"
-        parts.append(f"{_counted(w['votes'], 'vote', 'votes')} {were} withdrawn")
+        parts.append(f"{wording.count(w['votes'], 'vote')} {were} withdrawn")
     if (e := by_kind.get(Kind.EXCLUDED)) is not None:
         were = "was" if e["voters"] == 1 else "were"
         parts.append(
-            f"{_counted(e['voters'], 'voter', 'voters')} ({_counted(e['votes'], 'vote', 'votes')})"
+            f"{wording.count(e['voters'], 'voter')} ({wording.count(e['votes'], 'vote')})"
             f" {were} excluded"
         )
     if Kind.RESCORED in by_kind:

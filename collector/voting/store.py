@@ -390,6 +390,8 @@ def vote_and_next(
         with transaction.atomic():
             lifecycle.note_vote_recorded(r.vote_ballot, open_left=r.open_left)
     assert r.voter is not None
+    if r.excluded:  # excluded by this answer (failed attention checks): an earlier exclusion
+        _after_exclusion(r.voter)  # is refused before any answer is stored (VoteRejected)
     # An attention check's answer has no ballot of its own when none was open (ballot_id 0).
     ballot_id = r.vote_ballot or 0
     vote = StoredVote(r.vote_id, cid, ballot_id, r.voter, choice, r.vote_ms, r.vote_created)
@@ -440,16 +442,23 @@ def exclude_voter(voter_id: int, reason: str) -> int | None:
             [voter_id, exclusion_reason(reason), timezone.now()],
         )
         (voided,) = cur.fetchone()
-        # A finished study's stored pooled fit (or the one a closing last ballot is storing)
-        # counted their votes: fit it again.
+        if voided >= 0:
+            _after_exclusion(voter_id)
+    return None if voided < 0 else int(voided)
+
+
+def _after_exclusion(voter_id: int) -> None:
+    """What a voter's exclusion changes beyond their open ballot, by staff or by the attention
+    checks alike: a finished study's stored pooled fit (or the one a closing last ballot is
+    storing) counted their votes, so it is fitted again; their closed ballots' votes leave the
+    counted votes, so the study's vote set changes (:func:`vote_sets.bump`)."""
+    with transaction.atomic():
         ending = Voter.objects.filter(pk=voter_id).filter(
             Q(study__status="finished") | Q(study__ballots__status="closing")
         )
-        if voided >= 0 and (study_id := ending.values_list("study_id", flat=True).first()):
+        if study_id := ending.values_list("study_id", flat=True).first():
             jobs.send_after_commit(jobs.REFIT_POOLED, study_id)
-        # Their votes of closed ballots leave the counted votes: the study's vote set changes.
         counted = Vote.objects.filter(voter_id=voter_id, ballot__status=Ballot.Status.CLOSED)
-        if voided >= 0 and (n := counted.count()):
+        if n := counted.count():
             study_id = Voter.objects.filter(pk=voter_id).values_list("study_id", flat=True).get()
             vote_sets.bump(study_id, vote_sets.Kind.EXCLUDED, votes=n, voters=1)
-    return None if voided < 0 else int(voided)

@@ -20,6 +20,7 @@ from collector.models import (
     VoidedVote,
     Vote,
     Voter,
+    VoteSetChange,
 )
 from collector.studies import bulk_sql, lifecycle
 from collector.voting import store
@@ -207,3 +208,25 @@ def test_the_api_stores_a_keyed_hash_of_the_registering_address(client, make_stu
     voter = Voter.objects.get(token=resp.json()["token"])
     assert voter.address == store.address_key("127.0.0.1") and "127.0.0.1" not in voter.address
     assert Study.objects.get(pk=study.pk).voters.count() == 1
+
+
+def test_failing_checks_after_a_closed_ballot_marks_the_studys_figures_stale(make_study):
+    study = make_study(n_items=40, m=4, cap=1000, n_ballots=2, auto_open=True)
+    careless = Voter.objects.create(study=study)
+    answer_all(careless)
+    lifecycle.finish_close(Ballot.objects.get(study=study, number=1).id)
+    assert Ballot.objects.get(study=study, number=2).status == "open"
+    kept = Vote.objects.filter(voter=careless).count()
+    assert kept > 0 and Study.objects.get(pk=study.pk).vote_set == 0
+    add_checks(study, 2, every=2, fail_limit=2, exclude=True)
+
+    def wrong(a: store.Assignment) -> str:
+        answer = CheckAnswer.objects.filter(id=a.pair.id).first()
+        return "left" if answer is None else ("right" if answer.related_left else "left")
+
+    answer_all(careless, wrong)
+    careless.refresh_from_db()
+    assert careless.excluded_at is not None and "attention checks" in careless.excluded_reason
+    assert Study.objects.get(pk=study.pk).vote_set == 1
+    change = VoteSetChange.objects.get(study=study)
+    assert (change.kind, change.votes, change.voters) == ("excluded", kept, 1)
