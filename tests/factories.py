@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from django.test import override_settings
 
 from collector.models import AttentionCheck, Ballot, Study, Voter
@@ -162,3 +163,18 @@ def answer(
         comparison = store.next_comparison(voter)
         assert comparison is not None, f"nothing left for the voter after {k} answers"
         store.record_vote(voter, comparison.id, choices[k % len(choices)], response_ms)
+
+
+def answer_open_ballot(study: Study, seed: int, n_voters: int = 4) -> list[Voter]:
+    """``n_voters`` new voters answer every comparison the open ballot has left, each choosing
+    left, right or tie from a generator seeded with ``seed``; the voters."""
+    voters = [Voter.objects.create(study=study) for _ in range(n_voters)]
+    rng = np.random.default_rng(seed)
+    progress = True
+    while progress:
+        progress = False
+        for v in voters:
+            if (pair := store.next_comparison(v)) is not None:
+                store.record_vote(v, pair.id, str(rng.choice(["left", "right", "tie"])))
+                progress = True
+    return voters

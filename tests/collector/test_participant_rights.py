@@ -10,7 +10,6 @@ import json
 import logging
 from datetime import timedelta
 
-import numpy as np
 import pytest
 from django.apps import apps as django_apps
 from django.contrib.auth.models import User
@@ -67,26 +66,13 @@ def _finished(owner, monkeypatch) -> Study:
         leased_to=None, lease_expires_at=None
     )
     on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
-    _answer_all(study, seed=3)
+    factories.answer_open_ballot(study, seed=3)
     ballot = study.ballots.get()
     assert ballot.status == Ballot.Status.CLOSING
     lifecycle.finish_close(ballot.pk)
     study.refresh_from_db()
     assert study.status == Study.Status.FINISHED
     return study
-
-
-def _answer_all(study: Study, seed: int, n_voters: int = 4) -> None:
-    """Simulated voters answer every comparison the open ballot has left."""
-    voters = [Voter.objects.create(study=study) for _ in range(n_voters)]
-    rng = np.random.default_rng(seed)
-    progress = True
-    while progress:
-        progress = False
-        for v in voters:
-            if (pair := store.next_comparison(v)) is not None:
-                store.record_vote(v, pair.id, str(rng.choice(["left", "right", "tie"])))
-                progress = True
 
 
 def test_staff_see_export_and_delete_a_prolific_participants_data_on_an_open_study(client):
@@ -191,7 +177,7 @@ def test_the_api_deletes_on_a_finished_study_and_rescores_at_once(client, monkey
 def test_rescoring_without_a_withdrawn_vote_gives_exactly_the_stored_scores(client, closes_held):
     study = factories.make_study(n_items=12, n_ballots=2, m=4, seed=5, auto_open=True)
     for number in (1, 2):
-        _answer_all(study, seed=number, n_voters=6)
+        factories.answer_open_ballot(study, seed=number, n_voters=6)
         lifecycle.finish_close(study.ballots.get(number=number).pk)
     study.refresh_from_db()
     assert study.status == Study.Status.FINISHED

@@ -56,15 +56,7 @@ def _finished(owner, monkeypatch) -> Study:
             leased_to=None, lease_expires_at=None
         )
     on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
-    voters = [Voter.objects.create(study=study) for _ in range(4)]
-    rng = np.random.default_rng(3)
-    progress = True
-    while progress:
-        progress = False
-        for v in voters:
-            if (pair := store.next_comparison(v)) is not None:
-                store.record_vote(v, pair.id, str(rng.choice(["left", "right", "tie"])))
-                progress = True
+    factories.answer_open_ballot(study, seed=3)
     lifecycle.finish_close(study.ballots.get().pk)
     reliability.store_report(study.pk, 1)
     pooled_fit.store_pooled_fit(study.pk)
