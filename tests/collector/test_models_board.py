@@ -88,10 +88,14 @@ def test_a_paired_difference_holds_its_estimate_and_an_older_one_is_computed_aga
         assert v["low"] <= v["difference"] <= v["high"], (metric, v)
     # A comparison stored before (the resampled differences' percentiles, no "interval").
     older = {k: v for k, v in pair.result.items() if k != "interval"}
-    older["metrics"] = {m: {**v, "low": 0.5, "high": 0.6} for m, v in older["metrics"].items()}
+    older["metrics"] = {
+        m: {**v, "low": 0.4321, "high": 0.8765} for m, v in older["metrics"].items()
+    }
     ModelComparison.objects.filter(pk=pair.pk).update(result=older)
     html = client.get("/staff/older/models/board").content.decode()
-    assert "computed with an older interval: compare again" in html and "0.500" not in html
+    row = html.split(f'<tr data-pair="{pair.pk}">', 1)[1].split("</tr>", 1)[0]
+    assert "computed with an older interval: compare again" in row
+    assert "0.432" not in row and "0.877" not in row
     client.post("/staff/older/models/compare/", {"a": a.pk, "b": b.pk})
     assert ModelComparison.objects.get(pk=pair.pk).status == ModelComparison.Status.QUEUED
     paired.compare(pair.pk, registry.write_gold_and_votes)
