@@ -16,13 +16,19 @@ through :data:`EXPORTS`:
   view checks;
   :func:`readable` the files a user may read, which the pages list.
 
+A row is the file's only definition: the study page's list of files (``title``, ``description``),
+its download URL (``path``, ``url_name``), its paged rows in the staff API (``api``: one view for
+every file, :class:`collector.staff.downloads.ExportRowsView`), the ``manage.py export`` command
+and a release (``release``; a ``record_set`` is a Croissant record set and a configuration of the
+dataset card, its columns typed by ``kinds``) all read it.
+
 Every CSV and TSV file goes through :mod:`collector.csv_cells` (spreadsheet formulas neutralised).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +59,41 @@ Refused = tuple(REFUSALS)
 
 __all__ = [
     "EXPORTS",
+    "Api",
     "Export",
+    "RecordSet",
     "Options",
     "Refused",
     "get",
     "write_gold_and_votes",
 ]
+
+
+# A page of rows for the API: (study, the key the page starts after, how many rows at most)
+# -> (how many rows the file has, the page's rows keyed by its columns and the paging key).
+Rows = Callable[[Study, int, int], tuple[int, list[dict[str, Any]]]]
+KINDS = ("integer", "float", "boolean", "text")  # a column's kind (Croissant, the card)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Api:
+    """A file's rows in the staff API: ``GET /api/v1/staff/studies/<slug>/<path>?after=&limit=``
+    answers ``{"count", "next", "results"}``, each result keyed by the file's columns and by
+    ``key``, the value the next page starts after (keyset paging)."""
+
+    path: str  # under /api/v1/staff/studies/<slug>/
+    url_name: str
+    key: str
+    rows: Rows
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordSet:
+    """A released file read record by record: a Croissant record set and a configuration of the
+    dataset card (``datasets.load_dataset(folder, name)``)."""
+
+    name: str
+    description: str  # what one record is
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,15 +106,24 @@ class Export:  # rows name every field
     writer: Callable[[Study, Options], Iterator[str]]
     permission: str  # access.VIEW or access.PARTICIPANTS
     release: bool  # no personal data: fit for a public release
+    title: str  # its link on the study page
     description: str
     targets_only: bool = False  # an area study has none (NotATargetStudy)
     finished_only: bool = False  # none before the study finishes (NotFinished)
+    api: Api | None = None  # its rows, paged, in the staff API
+    record_set: RecordSet | None = None  # released as a record set (needs ``release``)
+    # The kind of each column that is not text; a key ending in "*" is a prefix ("x_*").
+    kinds: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.permission not in PERMISSIONS:
             raise ValueError(f"{self.name}: permission {self.permission!r} not in {PERMISSIONS}")
         if self.release and self.permission != access.VIEW:
             raise ValueError(f"{self.name}: a file with participant data is never released")
+        if self.record_set and not self.release:
+            raise ValueError(f"{self.name}: a record set is a released file")
+        if not set(self.kinds.values()) <= set(KINDS):
+            raise ValueError(f"{self.name}: a column's kind is one of {KINDS}")
 
     def filename(self, study: Study) -> str:
         return f"{study.slug}-{self.name}"
@@ -87,6 +131,14 @@ class Export:  # rows name every field
     def lines(self, study: Study, options: Options | None = None) -> Iterator[str]:
         """The file's text; raises one of :data:`REFUSALS` at the call."""
         return self.writer(study, options or Options())
+
+    def kind(self, column: str) -> str:
+        """The kind of ``column`` (:data:`KINDS`): as ``kinds`` says, or text."""
+        if column in self.kinds:
+            return self.kinds[column]
+        prefixes = (key[:-1] for key in self.kinds if key.endswith("*"))
+        found = next((p for p in prefixes if column.startswith(p)), None)
+        return self.kinds[found + "*"] if found is not None else "text"
 
     @property
     def streamed(self) -> bool:
@@ -118,8 +170,23 @@ EXPORTS: tuple[Export, ...] = (
         writer=_study_only(study_files.ranking_csv),
         permission=access.VIEW,
         release=True,
+        title="Final ranking (CSV)",
         description="The final ranking, best first.",
         finished_only=True,
+        api=Api(
+            path="ranking", url_name="api-staff-ranking", key="rank", rows=study_files.ranking_page
+        ),
+        record_set=RecordSet(
+            name="ranking", description="One item of the final ranking, best first."
+        ),
+        kinds={
+            **dict.fromkeys(
+                ("rank", "item_id", "last_ballot", "appearances", "wins", "ties", "rank_in_target"),
+                "integer",
+            ),
+            "score": "float",
+            "x_*": "float",
+        },
     ),
     Export(
         name="ranking.jsonl",
@@ -130,6 +197,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=_study_only(study_files.ranking_jsonl),
         permission=access.VIEW,
         release=True,
+        title="Final ranking (JSON Lines)",
         description="The final ranking for tools, tokens exact.",
         finished_only=True,
     ),
@@ -142,7 +210,17 @@ EXPORTS: tuple[Export, ...] = (
         writer=_study_only(study_files.votes_csv),
         permission=access.VIEW,
         release=True,
+        title="Votes (CSV)",
         description="Every vote, voters as pseudonyms.",
+        api=Api(
+            path="votes", url_name="api-staff-votes", key="vote_id", rows=study_files.votes_page
+        ),
+        record_set=RecordSet(name="votes", description="One vote; voters as pseudonyms."),
+        kinds={
+            **dict.fromkeys(("ballot", "comparison_id", "item_left", "item_right"), "integer"),
+            "response_ms": "float",
+            "voter_excluded": "boolean",
+        },  # response_ms may be empty
     ),
     Export(
         name="items.csv",
@@ -153,6 +231,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=_study_only(study_files.items_csv),
         permission=access.VIEW,
         release=True,
+        title="Items (CSV)",
         description="The study's items.",
     ),
     Export(
@@ -164,6 +243,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=_study_only(dataset.gold_tsv),
         permission=access.VIEW,
         release=True,
+        title="Gold for evaluation tools (TSV)",
         description="The gold in WordSim style, scores 0-10.",
         finished_only=True,
     ),
@@ -176,8 +256,20 @@ EXPORTS: tuple[Export, ...] = (
         writer=_study_only(target_files.comparisons_csv),
         permission=access.VIEW,
         release=True,
+        title="Binary comparisons (CSV)",
         description="A target study's binary comparisons.",
         targets_only=True,
+        api=Api(
+            path="comparisons",
+            url_name="api-staff-comparisons",
+            key="row",
+            rows=target_files.comparisons_page,
+        ),
+        record_set=RecordSet(
+            name="comparisons",
+            description="One binary comparison of two candidates of a target.",
+        ),
+        kinds={**dict.fromkeys(("votes_1", "votes_2", "ties"), "integer"), "r": "float"},
     ),
     Export(
         name="gold-grouped.csv",
@@ -188,6 +280,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=_study_only(target_files.gold_grouped_csv),
         permission=access.VIEW,
         release=True,
+        title="Gold grouped by target (CSV)",
         description="A target study's gold grouped by target.",
         targets_only=True,
         finished_only=True,
@@ -201,6 +294,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=dataset.dataset_json,
         permission=access.VIEW,
         release=True,
+        title="Dataset card (JSON)",
         description="The dataset card.",
         finished_only=True,
     ),
@@ -213,6 +307,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.ballots_csv,
         permission=access.VIEW,
         release=False,
+        title="Ballots now (CSV)",
         description="The live figures per ballot.",
     ),
     Export(
@@ -224,6 +319,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.interim_csv,
         permission=access.VIEW,
         release=False,
+        title="Interim ranking (CSV)",
         description="The interim ranking after the latest closed ballot.",
     ),
     Export(
@@ -235,6 +331,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.voters_csv,
         permission=access.PARTICIPANTS,
         release=False,
+        title="Voters (CSV)",
         description="Each voter's figures, flags and exclusion (with its reason).",
     ),
     Export(
@@ -246,6 +343,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.checks_csv,
         permission=access.VIEW,
         release=False,
+        title="Attention checks (CSV)",
         description="Each attention check's figures.",
     ),
     Export(
@@ -257,6 +355,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.crowd_csv,
         permission=access.PARTICIPANTS,
         release=False,
+        title="Crowd (CSV)",
         description="Each voter's fitted noise.",
     ),
     Export(
@@ -268,6 +367,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.crowd_json,
         permission=access.PARTICIPANTS,
         release=False,
+        title="Crowd file (JSON)",
         description="The crowd file (python -m ranking.simulate run --crowd).",
     ),
     Export(
@@ -279,6 +379,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.leaderboard_csv,
         permission=access.VIEW,
         release=False,
+        title="Leaderboard (CSV)",
         description="The models evaluated against the study.",
     ),
     Export(
@@ -290,6 +391,7 @@ EXPORTS: tuple[Export, ...] = (
         writer=staff_files.leaderboard_json,
         permission=access.VIEW,
         release=False,
+        title="Leaderboard (JSON)",
         description="The models evaluated against the study, with the gold's provenance.",
     ),
 )

@@ -189,6 +189,24 @@ def vote_row_values(row: list) -> list:
     return [*row[1:-1], row[-1] is not None]
 
 
+def ranking_page(study: Study, after: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
+    """The API's page of the final ranking: the items ranked after ``after`` (``limit`` of them),
+    keyed by the CSV's columns, and how many items there are. Raises :class:`NotFinished`."""
+    rows = ranking_rows(study, after_rank=after, limit=limit)
+    header = ranking_header(study)
+    return study.items.count(), [dict(zip(header, row, strict=True)) for row in rows]
+
+
+def votes_page(study: Study, after: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
+    """The API's page of votes: those whose id (``vote_id``) comes after ``after``, keyed by the
+    CSV's columns, and how many votes the study has."""
+    results = [
+        {**dict(zip(VOTES_HEADER, vote_row_values(row), strict=True)), "vote_id": row[0]}
+        for row in votes_rows(study, after_id=after, limit=limit)
+    ]
+    return Vote.objects.filter(ballot__study=study).count(), results
+
+
 def ranking_csv(study: Study) -> Iterator[str]:
     rows = ranking_rows(study)  # raises NotFinished now, not half-way through a download
     return csv_lines(ranking_header(study), rows)

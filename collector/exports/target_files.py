@@ -81,6 +81,18 @@ def comparisons_rows(
     return found.n, rows()
 
 
+def comparisons_page(study: Study, after: int, limit: int) -> tuple[int, list[dict[str, Any]]]:
+    """The API's page of binary comparisons: rows ``after + 1`` to ``after + limit`` (numbered
+    ``row`` from 1), keyed by the CSV's columns, and how many there are. Raises
+    :class:`NotATargetStudy` for an area study."""
+    count, rows = comparisons_rows(study, after, after + limit)
+    header = list(COMPARISONS_HEADER)
+    return count, [
+        {"row": after + offset + 1, **dict(zip(header, row, strict=True))}
+        for offset, row in enumerate(rows)
+    ]
+
+
 def comparisons_csv(study: Study) -> Iterator[str]:
     """``comparisons.csv`` (module docstring). Raises :class:`NotATargetStudy` at the call."""
     return csv_lines(list(COMPARISONS_HEADER), comparisons_rows(study)[1])

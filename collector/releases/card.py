@@ -23,7 +23,6 @@ from collector import wording
 from collector.models import Study, VoidedVote, Vote, Voter
 from collector.models.release_terms import LICENCES
 from collector.releases import synthetic
-from collector.releases.croissant import column_kind
 from collector.releases.metadata import author_name
 from collector.reports.reliability import alpha_text, corrected_text, interval_text
 from collector.studies.designs import study_design
@@ -31,8 +30,6 @@ from collector.studies.designs import study_design
 # The bundle's configurations for ``datasets``: (config name, data file), the first the default.
 # All CSV: ``datasets`` reads every configuration of a folder with one builder. The features
 # keep every token a string (a token "1984" is text, not a number).
-CONFIGS = (("ranking", "ranking.csv"), ("votes", "votes.csv"))
-TARGET_CONFIGS = (("comparisons", "comparisons.csv"),)
 # Hugging Face's size categories, by the ranking's rows.
 SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
          (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"))  # fmt: skip
@@ -70,13 +67,15 @@ def card_content(
     release: dict[str, Any],
     report: dict[str, Any] | None,
     files: dict[str, str],
-    columns: dict[str, list[str]],
+    configs: list[dict[str, Any]],
     figures: list[dict[str, str]],
 ) -> dict[str, Any]:
     """The card of a release of ``study``: ``dataset`` is its ``dataset.json``, ``release`` the
     release's ``title``, ``version``, ``licence`` (SPDX id), ``authors`` and ``date``; ``report``
     the reliability report (None: not computed); ``files`` the data files with their
-    registry descriptions, ``columns`` their columns, ``figures`` the figures' files."""
+    registry descriptions, ``configs`` the files read record by record (the registry's record
+    sets: ``name``, ``file``, ``description``, ``columns`` and each column's ``kinds``),
+    ``figures`` the figures' files."""
     licence = LICENCES[release["licence"]]
     design = study_design(study)
     card: dict[str, Any] = {
@@ -111,9 +110,7 @@ def card_content(
         "gold_score": dataset["gold_score"],
         "spreadsheet_safety": dataset["spreadsheet_safety"],
         "personal_data": PERSONAL_DATA,
-        "configs": [
-            {"name": name, "file": path, "columns": columns[path]} for name, path in configs(study)
-        ],  # fmt: skip
+        "configs": configs,
     }
     if study.targets:
         design_of_targets = dict(dataset["target_design"])
@@ -121,10 +118,6 @@ def card_content(
         card["target_design"] = design_of_targets
     card["citation"] = citation_text(card)
     return card
-
-
-def configs(study: Study) -> tuple[tuple[str, str], ...]:
-    return CONFIGS + (TARGET_CONFIGS if study.targets else ())
 
 
 def crowd(study: Study) -> dict[str, Any]:
@@ -214,8 +207,8 @@ def front_matter(card: dict[str, Any]) -> dict[str, Any]:
         + (["synthetic"] if synthetic.share(card) != "none" else []),
         "dataset_info": [
             {"config_name": c["name"],
-             "features": [{"name": col, "dtype": HUB_TYPES[column_kind(col)]}
-                          for col in c["columns"]]}
+             "features": [{"name": col, "dtype": HUB_TYPES[kind]}
+                          for col, kind in zip(c["columns"], c["kinds"], strict=True)]}
             for c in card["configs"]
         ],
         "configs": [

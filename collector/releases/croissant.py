@@ -2,8 +2,9 @@
 Responsible-AI fields that apply (how the data was collected, who annotated it, personal data).
 
 Each data file is a ``cr:FileObject`` (its path relative to the JSON file, its media type and
-SHA-256) and each of the ranking, the votes (and a target study's comparisons) a
-``cr:RecordSet`` whose fields name their column, so that ``mlcroissant`` reads the records.
+SHA-256) and each record set of the export registry (the ranking, the votes, a target study's
+comparisons) a ``cr:RecordSet`` whose fields name their column and its type, so that
+``mlcroissant`` reads the records.
 """
 
 from __future__ import annotations
@@ -54,43 +55,13 @@ CONTEXT: dict[str, Any] = {
 }
 MEDIA = {".csv": "text/csv", ".tsv": "text/tab-separated-values",
          ".jsonl": "application/jsonlines", ".json": "application/json"}  # fmt: skip
-INTEGERS = {"rank", "item_id", "last_ballot", "appearances", "wins", "ties", "rank_in_target",
-            "ballot", "comparison_id", "item_left", "item_right", "votes_1", "votes_2"}  # fmt: skip
-FLOATS = {"score", "r", "response_ms"}  # response_ms may be empty: a float column
-BOOLEANS = {"voter_excluded"}
-# The record sets: (record set, file, what a record is).
-RECORD_SETS = (
-    ("ranking", "ranking.csv", "One item of the final ranking, best first."),
-    ("votes", "votes.csv", "One vote; voters as pseudonyms."),
-    ("comparisons", "comparisons.csv", "One binary comparison of two candidates of a target."),
-)
-
-
-def column_kind(column: str) -> str:
-    """A data file's column as ``integer``, ``float``, ``boolean`` or ``text`` (the card's
-    features and the Croissant fields both follow it)."""
-    if column in INTEGERS:
-        return "integer"
-    if column in FLOATS or column.startswith("x_"):
-        return "float"
-    if column in BOOLEANS:
-        return "boolean"
-    return "text"
-
-
 DATA_TYPES = {"integer": "sc:Integer", "float": "sc:Float", "boolean": "sc:Boolean",
               "text": "sc:Text"}  # fmt: skip
 
 
-def data_type(column: str) -> str:
-    return DATA_TYPES[column_kind(column)]
-
-
-def croissant(
-    card: dict[str, Any], sums: dict[str, str], columns: dict[str, list[str]]
-) -> dict[str, Any]:
-    """The Croissant document of a release: ``card`` its card, ``sums`` each data file's
-    SHA-256, ``columns`` the columns of each CSV file a record set reads."""
+def croissant(card: dict[str, Any], sums: dict[str, str]) -> dict[str, Any]:
+    """The Croissant document of a release: ``card`` its card (its ``configs``, the export
+    registry's record sets, are the record sets), ``sums`` each data file's SHA-256."""
     files = [
         {"@type": "cr:FileObject", "@id": name, "name": name, "contentUrl": name,
          "encodingFormat": MEDIA.get(name[name.rfind("."):], "application/octet-stream"),
@@ -100,22 +71,25 @@ def croissant(
     record_sets = [
         {
             "@type": "cr:RecordSet",
-            "@id": record_set,
-            "name": record_set,
-            "description": description,
+            "@id": config["name"],
+            "name": config["name"],
+            "description": config["description"],
             "field": [
                 {
                     "@type": "cr:Field",
-                    "@id": f"{record_set}/{column}",
+                    "@id": f"{config['name']}/{column}",
                     "name": column,
-                    "dataType": data_type(column),
-                    "source": {"fileObject": {"@id": path}, "extract": {"column": column}},
+                    "dataType": DATA_TYPES[kind],
+                    "source": {
+                        "fileObject": {"@id": config["file"]},
+                        "extract": {"column": column},
+                    },
                 }
-                for column in columns[path]
+                for column, kind in zip(config["columns"], config["kinds"], strict=True)
             ],  # fmt: skip
         }
-        for record_set, path, description in RECORD_SETS
-        if path in columns and path in sums
+        for config in card["configs"]
+        if config["file"] in sums
     ]
     c, crowd = card["counts"], card["crowd"]
     checks = crowd["attention_checks"]

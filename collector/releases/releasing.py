@@ -264,7 +264,7 @@ def _write(
     name = bundle_name(study.slug, meta["version"])
     folder = work / name
     folder.mkdir()
-    columns: dict[str, list[str]] = {}
+    configs: list[dict[str, Any]] = []  # the files read record by record
     written: dict[str, str] = {}
     for export in registry.for_release():
         if not export.available(study):
@@ -272,14 +272,20 @@ def _write(
         beat(f"writing {export.name}")
         with open(folder / export.name, "w", encoding="utf-8", newline="") as fh:
             fh.writelines(export.lines(study))
-        columns[export.name] = export.columns(study)
         written[export.name] = export.description
+        if export.record_set:
+            columns = export.columns(study)
+            configs.append({
+                "name": export.record_set.name, "file": export.name,
+                "description": export.record_set.description, "columns": columns,
+                "kinds": [export.kind(column) for column in columns],
+            })  # fmt: skip
     beat("drawing the figures")
     figures = _figures(study, folder)
     dataset = json.loads((folder / "dataset.json").read_text())
     card = cards.card_content(
         study, dataset=dataset, release=meta, report=reliability.latest_report(study),
-        files=written, columns=columns, figures=figures,
+        files=written, configs=configs, figures=figures,
     )  # fmt: skip
     try:
         (folder / "CITATION.cff").write_text(citation.cff_text(card), encoding="utf-8")
@@ -287,7 +293,7 @@ def _write(
         raise ReleaseRefused(str(exc), "authors") from None
     (folder / "README.md").write_text(cards.readme(card), encoding="utf-8")
     data_sums = {n: _sha256(folder / n) for n in written}
-    document = croissant.croissant(card, data_sums, columns)
+    document = croissant.croissant(card, data_sums)
     (folder / "croissant.json").write_text(json.dumps(document, indent=1, ensure_ascii=False))
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     sums = {n: _sha256(folder / n) for n in files}

@@ -1,13 +1,12 @@
 """A study's downloads: every file of :mod:`collector.exports.registry` at its URL
-(``/staff/<slug>/<path>``, one view for all), and the staff API's paged exports, which give the
-files' rows with their registered columns as keys.
+(``/staff/<slug>/<path>``, one view for all), and the staff API's paged rows of every file the
+registry gives an ``api`` (one view for all, :class:`ExportRowsView`).
 
-``GET /api/v1/staff/studies/<slug>/ranking?after=<rank>&limit=<n>`` and
-``GET /api/v1/staff/studies/<slug>/votes?after=<vote id>&limit=<n>`` answer
+``GET /api/v1/staff/studies/<slug>/ranking?after=<rank>&limit=<n>``,
+``.../votes?after=<vote id>&limit=<n>`` and a target study's ``.../comparisons?after=<row>``
+(``row`` numbers them from 1; an area study is a 404) answer
 ``{"count": ..., "next": <url or null>, "results": [...]}``; each result has the CSV export's
 columns as keys. Keyset paging stays fast on the last page of a million votes, unlike OFFSET.
-``GET /api/v1/staff/studies/<slug>/comparisons?after=<row>&limit=<n>`` pages a target study's
-binary comparisons the same way (``row`` numbers them from 1; an area study is a 404).
 """
 
 from __future__ import annotations
@@ -20,16 +19,14 @@ from django.http import (
     StreamingHttpResponse,
 )
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from collector.access import get_study, staff_required
-from collector.exports import registry, study_files, target_files
+from collector.exports import registry
 from collector.exports.options import Options
-from collector.models import Vote
-from collector.staff.study_api import ERRORS, PAGING, Conflict, StudyView, page, paging
-from collector.studies import lifecycle
+from collector.staff.study_api import ERRORS, PAGING, StudyView, page, paging
 
 
 def download(lines, filename: str, content_type: str = "text/csv") -> StreamingHttpResponse:
@@ -65,48 +62,24 @@ def export_file(request: HttpRequest, slug: str, export: str) -> HttpResponseBas
     return response
 
 
-class RankingView(StudyView):
+class ExportRowsView(StudyView):
+    """The rows of one registered export, paged (every ``api`` of
+    :data:`collector.exports.registry.EXPORTS` is this view, named by ``export``): the file's
+    columns as keys, with the paging key its :class:`~collector.exports.registry.Api` names."""
+
+    export = ""  # the registered file's name, given by as_view(export=...)
+
     @extend_schema(parameters=PAGING, responses={200: dict, **ERRORS, 409: dict})
     def get(self, request: Request, slug: str) -> Response:
-        study = self.study(request, slug)
+        found = registry.get(self.export)
+        api = found.api
+        assert api is not None, f"{found.name} has no rows in the API"
+        study = self.study(request, slug, found.permission)
         after, limit = paging(request)
         try:
-            rows = study_files.ranking_rows(study, after_rank=after, limit=limit)
-        except lifecycle.NotFinished as exc:
-            raise Conflict(str(exc)) from None
-        header = registry.get("ranking.csv").columns(study)
-        results = [dict(zip(header, row, strict=True)) for row in rows]
-        return page(request, results, "rank", limit, study.items.count())
-
-
-class VotesView(StudyView):
-    @extend_schema(parameters=PAGING, responses={200: dict, **ERRORS})
-    def get(self, request: Request, slug: str) -> Response:
-        study = self.study(request, slug)
-        after, limit = paging(request)
-        header = registry.get("votes.csv").columns(study)
-        results = []
-        for row in study_files.votes_rows(study, after_id=after, limit=limit):
-            item = dict(zip(header, study_files.vote_row_values(row), strict=True))
-            item["vote_id"] = row[0]
-            results.append(item)
-        count = Vote.objects.filter(ballot__study=study).count()
-        return page(request, results, "vote_id", limit, count)
-
-
-class ComparisonsView(StudyView):
-    @extend_schema(parameters=PAGING, responses={200: dict, **ERRORS})
-    def get(self, request: Request, slug: str) -> Response:
-        """A target study's binary comparisons (the comparisons.csv rows, numbered ``row``)."""
-        study = self.study(request, slug)
-        after, limit = paging(request)
-        try:
-            count, rows = target_files.comparisons_rows(study, after, after + limit)
-        except target_files.NotATargetStudy as exc:
-            raise NotFound(str(exc)) from None
-        header = registry.get("comparisons.csv").columns(study)
-        results = [
-            {"row": after + offset + 1, **dict(zip(header, row, strict=True))}
-            for offset, row in enumerate(rows)
-        ]
-        return page(request, results, "row", limit, count)
+            count, results = api.rows(study, after, limit)
+        except registry.Refused as exc:
+            refusal = APIException(str(exc))
+            refusal.status_code = registry.refusal_status(exc)
+            raise refusal from None
+        return page(request, results, api.key, limit, count)

@@ -151,20 +151,15 @@ urlpatterns = [
         evaluations.evaluation_delete,
         name="staff-evaluation-delete",
     ),
-    path(
-        "api/v1/staff/studies/<slug:slug>/ranking",
-        downloads.RankingView.as_view(),
-        name="api-staff-ranking",
-    ),
-    path(
-        "api/v1/staff/studies/<slug:slug>/votes",
-        downloads.VotesView.as_view(),
-        name="api-staff-votes",
-    ),
-    path(
-        "api/v1/staff/studies/<slug:slug>/comparisons",
-        downloads.ComparisonsView.as_view(),
-        name="api-staff-comparisons",
+    # The rows of every file the registry gives an API, paged (downloads.ExportRowsView).
+    *(
+        path(
+            f"api/v1/staff/studies/<slug:slug>/{export.api.path}",
+            downloads.ExportRowsView.as_view(export=export.name),
+            name=export.api.url_name,
+        )
+        for export in registry.EXPORTS
+        if export.api is not None
     ),
     path(
         "api/v1/staff/studies/<slug:slug>/evaluations",

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
@@ -91,9 +92,9 @@ def finish_in_process(
     from collector import tasks
 
     for number in range(1, exports.ballots_run(study) + 1):
-        on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
-        simulate(study, **simulation)
-        monkeypatch.undo()
+        with pytest.MonkeyPatch.context() as closes_held:  # the caller's patches stay
+            on_send(closes_held, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
+            simulate(study, **simulation)
         run_fit = (
             (lambda sid: tasks.store_pooled_fit.apply(args=(sid,))) if fit else (lambda sid: None)
         )

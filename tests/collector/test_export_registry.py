@@ -5,17 +5,22 @@ registry declares, a study without the file gets the reason, another staff membe
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.urls import reverse
+from django.urls import clear_url_caches, reverse
 
 from collector import access
+from collector.csv_cells import csv_lines
 from collector.exports import registry
 from collector.models import Study, StudyMember
-from tests.collector.helpers import finished_target_study, make_study, staff_user
+from collector.staff import urls as staff_urls
+from config import urls as root_urls
+from tests.collector.helpers import finished_study, finished_target_study, make_study, staff_user
+from tests.collector.release_helpers import load_with_datasets, release
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -180,3 +185,97 @@ def test_the_export_command_refuses_an_unknown_file_a_missing_one_and_a_role_sho
     call_command("export", targets.slug, "votes.csv", "--out", out, "--as", "vera")
     with pytest.raises(CommandError, match="your role in this study is viewer"):
         call_command("export", targets.slug, "voters.csv", "--out", out, "--as", "vera")
+
+
+PAIRS_HEADER = ["item_id", "token_a", "token_b"]
+
+
+def pairs_rows(study: Study, after: int, limit: int) -> tuple[int, list[dict]]:
+    """Items after the ``after``-th (``row`` numbers them from 1)."""
+    items = study.items.filter(index__gte=after).order_by("index")
+    rows = items.values_list("index", "token_a__text", "token_b__text")[:limit]
+    return study.items.count(), [
+        {"row": row[0] + 1, **dict(zip(PAIRS_HEADER, row, strict=True))} for row in rows
+    ]
+
+
+PAIRS = registry.Export(
+    name="pairs.csv",
+    path="pairs.csv",
+    url_name="staff-pairs-csv",
+    media_type=registry.CSV,
+    columns=lambda study: list(PAIRS_HEADER),
+    writer=lambda study, options: csv_lines(
+        PAIRS_HEADER, ([r[k] for k in PAIRS_HEADER] for r in pairs_rows(study, 0, 10**6)[1])
+    ),
+    permission=access.VIEW,
+    release=True,
+    title="Token pairs (CSV)",
+    description="The two tokens of each item.",
+    api=registry.Api(path="pairs", url_name="api-staff-pairs", key="row", rows=pairs_rows),
+    record_set=registry.RecordSet(name="pairs", description="One item's two tokens."),
+    kinds={"item_id": "integer"},
+)
+
+
+@pytest.fixture
+def one_more_row(monkeypatch):
+    """The registry with the row PAIRS added, and the URLs read from it again."""
+    monkeypatch.setattr(registry, "EXPORTS", (*registry.EXPORTS, PAIRS))
+    monkeypatch.setitem(registry._BY_NAME, PAIRS.name, PAIRS)
+    reload_urls()
+    yield PAIRS
+    monkeypatch.undo()
+    reload_urls()
+
+
+def reload_urls() -> None:
+    """The staff URLs built again from the registry, and the root URLs that include them."""
+    importlib.reload(staff_urls)
+    importlib.reload(root_urls)
+    clear_url_caches()
+
+
+def test_a_file_added_by_one_registry_row_is_on_the_page_the_api_the_command_and_a_release(
+    client, owner, one_more_row, monkeypatch, settings, tmp_path
+):
+    settings.RELEASES_DIR = tmp_path / "releases"
+    study = finished_study(monkeypatch, created_by=owner, slug="pairs")
+    expected = [
+        [str(index), a, b]
+        for index, a, b in study.items.order_by("index").values_list(
+            "index", "token_a__text", "token_b__text"
+        )
+    ]
+    assert len(expected) == 45
+    page = client.get("/staff/pairs/").content.decode()
+    assert (
+        '<a href="/staff/pairs/pairs.csv">Token pairs (CSV)</a> ·\n'
+        '      <a href="/api/v1/staff/studies/pairs/pairs">JSON</a>: The two tokens of each item.'
+    ) in page
+    body = body_of(client.get("/staff/pairs/pairs.csv"))
+    assert list(csv.reader(io.StringIO(body))) == [PAIRS_HEADER, *expected]
+
+    first = client.get("/api/v1/staff/studies/pairs/pairs?limit=40").json()
+    assert first["count"] == 45 and len(first["results"]) == 40
+    rest = client.get(first["next"]).json()
+    assert rest["next"] is None
+    rows = first["results"] + rest["results"]
+    assert [[str(r["item_id"]), r["token_a"], r["token_b"]] for r in rows] == expected
+
+    out = tmp_path / "pairs.csv"
+    call_command("export", "pairs", "pairs.csv", "--out", str(out))
+    assert out.read_text(encoding="utf-8") == body
+
+    bundle = tmp_path / "release"
+    release("pairs", "1.0.0", out=bundle)
+    assert (bundle / "pairs.csv").read_text(encoding="utf-8") == body
+    croissant = json.loads((bundle / "croissant.json").read_text())
+    pairs = next(s for s in croissant["recordSet"] if s["name"] == "pairs")
+    assert [(f["name"], f["dataType"]) for f in pairs["field"]] == [
+        ("item_id", "sc:Integer"), ("token_a", "sc:Text"), ("token_b", "sc:Text")
+    ]  # fmt: skip
+    readme = (bundle / "README.md").read_text()
+    assert "- config_name: pairs\n  data_files:\n  - split: train\n    path: pairs.csv" in readme
+    loaded = load_with_datasets(bundle, ["pairs"], tmp_path / "hf")["pairs"]
+    assert [[str(r["item_id"]), r["token_a"], r["token_b"]] for r in loaded["rows"]] == expected
