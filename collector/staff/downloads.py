@@ -11,6 +11,9 @@ columns as keys. Keyset paging stays fast on the last page of a million votes, u
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -67,13 +70,27 @@ class ExportRowsView(StudyView):
     :data:`collector.exports.registry.EXPORTS` is this view, named by ``export``): the file's
     columns as keys, with the paging key its :class:`~collector.exports.registry.Api` names."""
 
-    export = ""  # the registered file's name, given by as_view(export=...)
+    export = ""  # the registered file's name (:meth:`for_export`)
+
+    @classmethod
+    def for_export(cls, export: registry.Export) -> Callable[..., HttpResponseBase]:
+        """The view of ``export``'s rows, described in the API schema by its registry row."""
+        assert export.api is not None, f"{export.name} has no rows in the API"
+        doc = (
+            f"{export.description} The rows of {export.name}, paged: each result has its "
+            f"columns as keys, and ``{export.api.key}``, which ``after`` takes."
+        )
+        view = cast(
+            type[ExportRowsView],
+            type(f"{cls.__name__}_{export.api.path}", (cls,), {"__doc__": doc}),
+        )
+        return view.as_view(export=export.name)
 
     @extend_schema(parameters=PAGING, responses={200: dict, **ERRORS, 409: dict})
     def get(self, request: Request, slug: str) -> Response:
         found = registry.get(self.export)
         api = found.api
-        assert api is not None, f"{found.name} has no rows in the API"
+        assert api is not None
         study = self.study(request, slug, found.permission)
         after, limit = paging(request)
         try:

@@ -155,7 +155,7 @@ urlpatterns = [
     *(
         path(
             f"api/v1/staff/studies/<slug:slug>/{export.api.path}",
-            downloads.ExportRowsView.as_view(export=export.name),
+            downloads.ExportRowsView.for_export(export),
             name=export.api.url_name,
         )
         for export in registry.EXPORTS
