@@ -150,15 +150,9 @@ def compare(pair_id: int, write_exports: WriteExports) -> str:
         result = compute(pair.a, pair.b, write_exports)
     except Exception as exc:
         log.exception("model comparison %s failed", pair_id)
-        ModelComparison.objects.filter(pk=pair_id).update(
-            status=ModelComparison.Status.FAILED, error=str(exc)[:2000], finished_at=timezone.now(),
-            vote_set=computed_from,
-        )  # fmt: skip
+        ModelComparison.failed(pair_id, exc, vote_set=computed_from)
         return f"model comparison {pair_id} failed: {exc}"
-    ModelComparison.objects.filter(pk=pair_id).update(
-        status=ModelComparison.Status.DONE, result=result, finished_at=timezone.now(),
-        vote_set=computed_from,
-    )  # fmt: skip
+    ModelComparison.done(pair_id, result=result, vote_set=computed_from)
     vote_sets.follow_up(pair.study_id, computed_from)
     return f"{pair.a.name} - {pair.b.name} on {pair.study.slug}: stored"
 

@@ -56,10 +56,8 @@ def stuck(now: dt.datetime | None = None) -> Q:
     """Evaluations nobody is taking (module docstring)."""
     now = now or timezone.now()
     queued_since = now - timedelta(seconds=settings.EVALUATION_STUCK_SECONDS)
-    silent_since = now - ALIVE_FOR
     return Q(status=Evaluation.Status.QUEUED, created_at__lt=queued_since) | Q(
-        Q(heartbeat_at__lt=silent_since) | Q(heartbeat_at__isnull=True),
-        status=Evaluation.Status.RUNNING,
+        Evaluation.silent(now, ALIVE_FOR), status=Evaluation.Status.RUNNING
     )
 
 
@@ -133,8 +131,7 @@ def resend_lost(now: dt.datetime | None = None) -> dict[str, int]:
         Evaluation.objects.filter(status=Evaluation.Status.QUEUED), jobs.EVALUATE_MODEL, now
     )
     dead = Evaluation.objects.filter(
-        Q(heartbeat_at__lt=now - ALIVE_FOR) | Q(heartbeat_at__isnull=True),
-        status=Evaluation.Status.RUNNING,
+        Evaluation.silent(now, ALIVE_FOR), status=Evaluation.Status.RUNNING
     )
     sent = jobs.resend_stale(
         queued, jobs.EVALUATE_MODEL, older_than=after, now=now, what="evaluation"

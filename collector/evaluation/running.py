@@ -85,9 +85,7 @@ def run_evaluation(evaluation_id: int, progress: Callable[[int, int], object] | 
         if now - last_write >= _PROGRESS_EVERY or done == total:
             last_write = now
             value = start + share * done / max(total, 1)
-            Evaluation.objects.filter(pk=evaluation_id).update(
-                progress=value, heartbeat_at=timezone.now()
-            )
+            Evaluation.beat(evaluation_id, progress=value)
 
     try:
         if evaluation.item_scores is None:
@@ -113,15 +111,9 @@ def run_evaluation(evaluation_id: int, progress: Callable[[int, int], object] | 
         )
     except Exception as exc:
         log.exception("evaluation %s failed", evaluation_id)
-        Evaluation.objects.filter(pk=evaluation_id).update(
-            status=Evaluation.Status.FAILED, error=str(exc)[:2000], finished_at=timezone.now(),
-            vote_set=computed_from,
-        )  # fmt: skip
+        Evaluation.failed(evaluation_id, exc, vote_set=computed_from)
         return f"evaluation {evaluation_id} failed: {exc}"
-    Evaluation.objects.filter(pk=evaluation_id).update(
-        status=Evaluation.Status.DONE, result=result, progress=1.0, finished_at=timezone.now(),
-        vote_set=computed_from,
-    )  # fmt: skip
+    Evaluation.done(evaluation_id, result=result, progress=1.0, vote_set=computed_from)
     vote_sets.follow_up(study.pk, computed_from)
     return (
         f"{evaluation.name} on {study.slug}: rho_w {result['rho_w']:.4f}, "

@@ -1,7 +1,8 @@
 """The data of a study: its areas, tokens and items, its ballots, comparisons, votes and scores
 (:mod:`.studies`), its voters' attention checks (:mod:`.checks`), its models' evaluations
-(:mod:`.evaluations`), its team (:mod:`.members`), its audit trail (:mod:`.audit`) and its
-releases (:mod:`.releases`).
+(:mod:`.evaluations`), its team (:mod:`.members`), its audit trail (:mod:`.audit`), its
+reliability reports (:mod:`.reliability`), its releases (:mod:`.releases`) and its Prolific study
+(:mod:`.prolific`); a background job's row has the shape of :class:`.jobs.BackgroundJob`.
 
 Item ids used by ``ranking`` are ``Item.index`` (0..N-1 in the study's item order), so the
 collector hands plain arrays to the library and back. The defaults below live here because the

@@ -8,10 +8,11 @@ from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
 from collector.models import evaluation_uploads
+from collector.models.jobs import BackgroundJob
 from collector.models.studies import Study
 
 
-class Evaluation(models.Model):
+class Evaluation(BackgroundJob):
     """A semantic model scored against a finished study's gold ranking (one per study and name).
 
     The upload is stored (``upload``) and the request answers at once; the background job reads
@@ -54,12 +55,6 @@ class Evaluation(models.Model):
     )
     file_name = models.CharField(max_length=255, blank=True, help_text="The upload's own name.")
     vectors_format = models.CharField(max_length=16, blank=True, help_text="Empty: detected.")
-    sent_at = models.DateTimeField(
-        null=True, blank=True, help_text="When its job's message was last sent to the queue."
-    )
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the job running it."
-    )
     missing = models.CharField(
         max_length=4,
         choices=Missing.choices,
@@ -68,7 +63,6 @@ class Evaluation(models.Model):
     )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)
-    error = models.TextField(blank=True)
     result = models.JSONField(null=True, blank=True)
     vote_set = models.PositiveIntegerField(
         default=0, help_text="The study's vote set the result was computed from."
@@ -77,7 +71,6 @@ class Evaluation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "created_at"]
@@ -96,7 +89,7 @@ def _remove_evaluation_upload(sender: type, instance: Evaluation, **_kwargs: obj
         instance.upload.delete(save=False)
 
 
-class ModelComparison(models.Model):
+class ModelComparison(BackgroundJob):
     """Two evaluated models of a study compared on the same voter resamples: model A minus
     model B on rho_w, tau_w, rho, tau (a target study's macro means and A&G score too), each
     with its percentile interval and the share of resamples in which A scores higher
@@ -114,15 +107,10 @@ class ModelComparison(models.Model):
     b = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
     vote_set = models.PositiveIntegerField(
         default=0, help_text="The study's vote set the result was computed from."
     )
-    sent_at = models.DateTimeField(
-        null=True, blank=True, help_text="When its job's message was last sent to the queue."
-    )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "-created_at"]

@@ -6,11 +6,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from collector.models.jobs import BackgroundJob
 from collector.models.release_terms import validate_licence, validate_version
 from collector.models.studies import Study
 
 
-class Release(models.Model):
+class Release(BackgroundJob):
     """One version of a study's dataset. Never changed once written: releasing again makes a
     new version. The slug is kept with it, so that its public page and citation outlive the
     study (a deleted study leaves ``study`` null; the bundle stays on disk).
@@ -52,10 +53,6 @@ class Release(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.BUILDING)
     step = models.CharField(max_length=100, blank=True, help_text="What the build is writing.")
-    error = models.TextField(blank=True, help_text="Why the build failed.")
-    # The build's job: when its message was last sent, and its last sign of life.
-    sent_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["slug", "-created_at"]

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 # A building release whose job wrote no heartbeat for this long is taken for lost; one step (an
 # export of millions of votes) stays well within it.
 ALIVE_FOR = timedelta(minutes=10)
+BUILDING = Q(status=Release.Status.BUILDING)  # a build not ended
 
 
 def send_after_commit(release: Release) -> None:
@@ -58,9 +59,7 @@ def build(release_id: int) -> str:
         release.save(update_fields=["heartbeat_at", "step"])
 
     def heartbeat(step: str) -> None:
-        Release.objects.filter(pk=release_id, status=Release.Status.BUILDING).update(
-            heartbeat_at=timezone.now(), step=step[:100]
-        )
+        Release.beat(release_id, only=BUILDING, step=step[:100])
 
     try:
         write_bundle(release, heartbeat)
@@ -75,18 +74,13 @@ def build(release_id: int) -> str:
 
 
 def _fail(release_id: int, reason: str) -> None:
-    Release.objects.filter(pk=release_id, status=Release.Status.BUILDING).update(
-        status=Release.Status.FAILED, error=reason[:2000], step=""
-    )
+    Release.failed(release_id, reason, only=BUILDING, step="")
 
 
 def resend_lost(now: datetime | None = None) -> dict[str, int]:
     """Send again the builds with no sign of life for :data:`ALIVE_FOR` (module docstring)."""
     now = now or timezone.now()
-    silent = Release.objects.filter(
-        Q(heartbeat_at__lt=now - ALIVE_FOR) | Q(heartbeat_at__isnull=True),
-        status=Release.Status.BUILDING,
-    )
+    silent = Release.objects.filter(Release.silent(now, ALIVE_FOR), BUILDING)
     sent = jobs.resend_stale(
         silent, jobs.BUILD_RELEASE, older_than=ALIVE_FOR, now=now, what="the build of release"
     )

@@ -232,6 +232,7 @@ def write_bundle(release: Release, beat: Callable[[str], object] = lambda step: 
             work.rename(target)
             renamed = True
             row.status, row.step, row.card, row.leaderboard = Release.Status.DONE, "", card, rows
+            row.finished_at = timezone.now()
             row.bundle = f"{study.slug}/{release.version}"
             row.zip_name = f"{bundle_name(study.slug, release.version)}.zip"
             row.zip_sha256, row.zip_bytes = zip_sha, zip_bytes
