@@ -124,21 +124,47 @@ def test_the_web_app_knows_only_postgresql_and_keeps_no_per_connection_state(wor
     assert mentions == []
 
 
-# The web app's layers, lowest first: a module imports its own layer and the ones below it.
+# The web app's layers, lowest first: a module imports its own layer and the ones below it. The
+# lowest holds single modules that import nothing of the app (the package itself included).
+FOUNDATION = (
+    "collector", "collector.jobs", "collector.csv_cells", "collector.wording",
+    "collector.client_address",
+)  # fmt: skip
 LAYERS = (
-    ("collector.models",),
-    ("collector.studies", "collector.voting", "collector.evaluation", "collector.participants"),
+    FOUNDATION,
+    ("collector.models", "collector.access", "collector.audit"),
+    ("collector.studies", "collector.voting", "collector.evaluation", "collector.participants",
+     "collector.prolific"),
     ("collector.reports",),
     ("collector.exports", "collector.releases"),
     ("collector.staff",),
-)
+)  # fmt: skip
 
 
 def layer_of(name: str) -> int | None:
-    for level, packages in enumerate(LAYERS):
+    if name in FOUNDATION:
+        return 0
+    for level, packages in enumerate(LAYERS[1:], start=1):
         if any(name == p or name.startswith(p + ".") for p in packages):
             return level
     return None
+
+
+def walk(graph: dict[str, set[str]], start: str) -> tuple[set[str], list[str]]:
+    """The web app's modules ``start`` reaches through its imports, and each import among them
+    that does not walk down (to a module of no layer, or of a higher layer than its importer)."""
+    seen, todo, wrong = set(), [start], []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for target in sorted(t for t in graph.get(name, ()) if t.split(".")[0] == "collector"):
+            level, below = layer_of(name), layer_of(target)
+            if level is None or below is None or below > level:
+                wrong.append(f"{name} -> {target}")
+            todo.append(target)
+    return seen, wrong
 
 
 def imports_up(graph: dict[str, set[str]]) -> list[str]:
@@ -168,6 +194,33 @@ def test_the_layer_check_finds_an_import_back_up():
     assert imports_up(graph) == [
         "collector.models.studies -> collector.reports.live",
         "collector.releases.card -> collector.staff.study_page",
+    ]
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "collector.releases.building",  # a release's build
+        "collector.participants.erasure",  # a participant's deletion
+        "collector.studies.lifecycle",  # a ballot's close
+    ],
+)
+def test_a_release_a_deletion_and_a_close_walk_down_only(start):
+    seen, wrong = walk(product_graph(), start)
+    assert len(seen) > 10 and wrong == []
+
+
+def test_the_walk_finds_an_import_up_and_a_module_of_no_layer():
+    graph = {
+        "collector.releases.building": {"collector.models", "collector.reports.figures"},
+        "collector.reports.figures": {"collector.staff.study_page", "collector.tasks"},
+        "collector.models": {"collector"},
+    }
+    seen, wrong = walk(graph, "collector.releases.building")
+    assert "collector.tasks" in seen
+    assert wrong == [
+        "collector.reports.figures -> collector.staff.study_page",
+        "collector.reports.figures -> collector.tasks",
     ]
 
 
