@@ -298,3 +298,31 @@ def _wait_until_ready(
         except Exception:  # broker not reachable yet
             time.sleep(0.5)
     pytest.fail(f"the Celery worker did not start in {timeout} s:\n{log_path.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def owner(client):
+    """A staff member, logged in on ``client``: the owner of the studies the test creates."""
+    from tests.collector.helpers import staff_user
+
+    return staff_user(client)
+
+
+@pytest.fixture
+def finished(monkeypatch: pytest.MonkeyPatch, owner):
+    """A study of 45 items answered to its end by the simulated crowd, owned by ``owner``."""
+    from tests.collector.helpers import finished_study
+
+    return finished_study(monkeypatch, created_by=owner)
+
+
+@pytest.fixture
+def releases_dir(settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Releases written in this test's own folder (a worker started after it too), and no page
+    of another test's release in the cache."""
+    from django.core.cache import cache
+
+    settings.RELEASES_DIR = tmp_path / "releases"
+    monkeypatch.setenv("RELEASES_DIR", str(settings.RELEASES_DIR))
+    cache.clear()
+    return settings.RELEASES_DIR

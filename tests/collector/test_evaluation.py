@@ -24,7 +24,7 @@ from collector import jobs
 from collector.evaluation import running, submitting
 from collector.models import Evaluation, Item, Study, Vote, Voter
 from collector.voting import store
-from tests.collector.helpers import STAFF_PASSWORD, finished_study, staff_user
+from tests.collector.helpers import STAFF_PASSWORD, finished_study
 from tests.factories import make_study
 from tests.job_routes import on_send
 
@@ -36,11 +36,6 @@ def jobs_run_here(monkeypatch):
     """These tests run each evaluation's job themselves (``running.run_evaluation``): nothing is
     sent to the queue, where a worker other tests started would run it too."""
     on_send(monkeypatch, jobs.EVALUATE_MODEL, lambda evaluation_id: None)
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
 
 
 @pytest.fixture

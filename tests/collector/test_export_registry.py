@@ -46,11 +46,6 @@ URLS = {
 
 
 @pytest.fixture
-def owner(client):
-    return staff_user(client)
-
-
-@pytest.fixture
 def targets(owner, monkeypatch) -> Study:
     return finished_target_study(monkeypatch, created_by=owner, slug="targets")
 

@@ -6,7 +6,6 @@ inside a named region the keyboard reaches. Each page is audited by axe-core too
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client, override_settings
 from playwright.sync_api import Page, expect
@@ -56,12 +55,6 @@ def fits_a_phone(page: Page, name: str, problems: list[str]) -> None:
     for box in found["boxes"]:
         if not (box["role"] == "region" and box["named"] and box["tabindex"] == "0"):
             problems.append(f"{name}: scrolls sideways outside a named region: {box['html']}")
-
-
-@pytest.fixture
-def releases_dir(settings, tmp_path):
-    settings.RELEASES_DIR = tmp_path / "releases"
-    cache.clear()
 
 
 @pytest.fixture

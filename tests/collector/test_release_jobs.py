@@ -8,35 +8,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from collector import jobs, tasks
-from collector.models import AuditEntry, Release, Study, StudyMember
+from collector.models import AuditEntry, Release, StudyMember
 from collector.releases import building, releasing
 from tests.collector.helpers import finished_study, staff_user, wait_for
 from tests.job_routes import on_send
 
+pytestmark = pytest.mark.usefixtures("releases_dir")
+
 FORM = {"version": "1.0.0", "licence": "CC-BY-4.0", "authors": "Ada Lovelace", "public": "on",
         "synthetic": "on"}  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def releases_dir(settings, tmp_path, monkeypatch):
-    settings.RELEASES_DIR = tmp_path / "releases"
-    monkeypatch.setenv("RELEASES_DIR", str(settings.RELEASES_DIR))  # a worker started now
-    cache.clear()
-    return settings.RELEASES_DIR
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
-
-
-@pytest.fixture
-def finished(monkeypatch, owner) -> Study:
-    return finished_study(monkeypatch, created_by=owner)
 
 
 @pytest.mark.django_db

@@ -14,7 +14,6 @@ import zipfile
 import mlcroissant as mlc
 import pytest
 import yaml
-from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from huggingface_hub import DatasetCard
@@ -22,7 +21,6 @@ from markdown_it import MarkdownIt
 
 from collector.models import Release, Study, Vote, Voter
 from collector.releases import building, releasing
-from tests.collector.helpers import finished_study, staff_user
 from tests.collector.release_helpers import load_with_datasets, release
 
 pytestmark = pytest.mark.django_db
@@ -31,21 +29,8 @@ PUBLIC_URL = "https://relatedness.example.org"
 
 
 @pytest.fixture(autouse=True)
-def releases_dir(settings, tmp_path):
-    settings.RELEASES_DIR = tmp_path / "releases"
+def public_url(settings, releases_dir):
     settings.PUBLIC_URL = PUBLIC_URL
-    cache.clear()
-    return settings.RELEASES_DIR
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
-
-
-@pytest.fixture
-def finished(monkeypatch, owner) -> Study:
-    return finished_study(monkeypatch, created_by=owner)
 
 
 def people_voted(study: Study, share: float) -> tuple[int, int]:

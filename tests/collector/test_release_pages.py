@@ -14,28 +14,11 @@ from django.test import override_settings
 
 from collector.models import Evaluation, Release, Study
 from collector.releases import building, releasing
-from tests.collector.helpers import finished_study, staff_user
+from tests.collector.helpers import staff_user
 from tests.collector.release_helpers import sha256
 from tests.factories import make_study
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def releases_dir(settings, tmp_path):
-    settings.RELEASES_DIR = tmp_path / "releases"
-    cache.clear()
-    return settings.RELEASES_DIR
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
-
-
-@pytest.fixture
-def finished(monkeypatch, owner) -> Study:
-    return finished_study(monkeypatch, created_by=owner)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("releases_dir")]
 
 
 @override_settings(EVALUATION_RESAMPLES=20)

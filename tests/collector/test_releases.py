@@ -26,7 +26,7 @@ from tests.collector.helpers import finished_study, finished_target_study
 from tests.collector.release_helpers import load_with_datasets, release, sha256, sums
 from tests.factories import make_study
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("releases_dir")]
 
 # A report as collector.studies.reliability.latest_report returns it (its documented keys).
 REPORT = {
@@ -49,12 +49,6 @@ REPORT = {
     ],
     "threshold": 0.95,
 }  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def releases_dir(settings, tmp_path):
-    settings.RELEASES_DIR = tmp_path / "releases"
-    return settings.RELEASES_DIR
 
 
 @pytest.fixture

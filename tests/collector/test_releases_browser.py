@@ -12,14 +12,11 @@ from collector.models import Release
 from tests.browser import logged_in, shot
 from tests.collector.helpers import finished_study, staff_user
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def releases_dir(settings, tmp_path, monkeypatch):
-    settings.RELEASES_DIR = tmp_path / "releases"
-    monkeypatch.setenv("RELEASES_DIR", str(settings.RELEASES_DIR))  # the worker started after
-    return settings.RELEASES_DIR
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("releases_dir"),
+]
 
 
 def fits(page) -> bool:

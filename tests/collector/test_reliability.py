@@ -61,11 +61,6 @@ def in_this_process():
 
 
 @pytest.fixture
-def owner(client):
-    return staff_user(client)
-
-
-@pytest.fixture
 def area(owner, monkeypatch, settings) -> Study:
     settings.RELIABILITY_SPLITS = 40
     settings.RELIABILITY_RESAMPLES = 60

@@ -7,15 +7,10 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from collector.models import Ballot, Study
-from tests.collector.helpers import simulate, staff_user
+from tests.collector.helpers import simulate
 from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
 
 
 def cells(page: str, slug: str) -> str:

@@ -36,11 +36,6 @@ PARAMETERS = ("n_ballots", "alpha", "m", "design", "estimator", "seed", "per_vot
 
 
 @pytest.fixture
-def owner(client):
-    return staff_user(client)
-
-
-@pytest.fixture
 def study(owner):
     return make_study(created_by=owner, slug="running")  # ballot 1 open
 

@@ -22,17 +22,11 @@ from tests.collector.helpers import (
     make_study,
     read_csv,
     simulate,
-    staff_user,
     wait_closed,
 )
 from tests.factories import targets_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ from tests.collector.helpers import (
     finished_target_study,
     make_study,
     read_csv,
-    staff_user,
 )
 from tests.collector.test_exports import RANKING_HEADER
 
@@ -31,11 +30,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 TARGET_COLUMNS = ",target,candidate,kind,rank_in_target"
 COMPARISONS_HEADER = "target,candidate_1,candidate_2,votes_1,votes_2,ties,r"
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 import ranking
 from collector.models import DEFAULT_QUESTION, DEFAULT_TARGET_QUESTION, Comparison, Item, Study
 from collector.studies import lifecycle
-from tests.collector.helpers import form_values, simulate, staff_user
+from tests.collector.helpers import form_values, simulate
 from tests.collector.test_staff import FORM, error_summary
 from tests.factories import make_study, targets_csv, tokens_csv
 
@@ -21,11 +21,6 @@ pytestmark = pytest.mark.django_db
 SIZES = [3, 8, 9, 10]
 TARGET_FORM = {**FORM, "tokens_text": "", "targets_text": targets_csv(SIZES, kinds=True),
                "n_ballots": 4, "alpha": 0.5, "m": 20}  # fmt: skip
-
-
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
 
 
 def page_text(response) -> str:

@@ -30,11 +30,6 @@ def try_answer(client, slug: str, position: int, choice: str = "left"):
     return client.post(f"/staff/{slug}/try/answer", body, content_type="application/json")
 
 
-@pytest.fixture
-def owner(client):
-    return staff_user(client)
-
-
 def test_trying_a_study_as_a_voter_stores_nothing(client, owner, make_study):
     study = make_study(slug="t", cap=3, created_by=owner)
     before = rows()
