@@ -230,16 +230,20 @@ def test_the_settled_wording_says_settled_or_how_many_are_in_doubt_and_the_sprea
     )
 
 
-def judged(report: dict, threshold: float) -> list[tuple[int, bool, int]]:
-    """Each stored top's verdict at ``threshold`` from its items' probabilities."""
-    out = []
-    for top in report["settled_top"]:
-        doubt = sum(1 for item in top["items"] if item["probability"] < threshold)
-        out.append((top["k"], doubt == 0, doubt))
-    return out
+def with_stated_probabilities(study) -> list[int]:
+    """The latest stored report's tops given stated probabilities: every item 1.0 but the last
+    three, 0.6, 0.5 and 0.4. Returns the tops' k."""
+    row = StudyReliability.objects.filter(study=study).exclude(result=None).latest("ballot")
+    for top in row.result["settled_top"]:
+        stated = [1.0] * (len(top["items"]) - 3) + [0.6, 0.5, 0.4]
+        for item, p in zip(top["items"], stated, strict=True):
+            item["probability"] = p
+    row.save(update_fields=["result"])
+    return [top["k"] for top in row.result["settled_top"]]
 
 
 def test_staff_set_the_settled_threshold_and_every_stored_top_is_judged_at_it(client, area):
+    ks = with_stated_probabilities(area)
     before = reliability.latest_report(area)
     assert before["threshold"] == 0.95
     response = client.post(f"/staff/{area.slug}/reliability/threshold/", {"threshold": "0.5"})
@@ -247,9 +251,9 @@ def test_staff_set_the_settled_threshold_and_every_stored_top_is_judged_at_it(cl
     area.refresh_from_db()
     report = reliability.latest_report(area)
     assert report["threshold"] == 0.5 and area.settled_threshold == 0.5
-    assert [(t["k"], t["settled"], t["in_doubt"]) for t in report["settled_top"]] == judged(
-        before, 0.5
-    )
+    # 0.4 is in doubt; 0.5, exactly at the threshold, is settled.
+    verdicts = [(t["k"], t["settled"], t["in_doubt"]) for t in report["settled_top"]]
+    assert verdicts == [(k, False, 1) for k in ks]
     assert [t["expected"] for t in report["settled_top"]] == [
         t["expected"] for t in before["settled_top"]
     ]
@@ -263,7 +267,7 @@ def test_staff_set_the_settled_threshold_and_every_stored_top_is_judged_at_it(cl
     answer = client.patch(url, {"threshold": 1}, content_type="application/json")
     assert answer.status_code == 200 and answer.json()["report"]["threshold"] == 1.0
     strict = [(t["k"], t["settled"], t["in_doubt"]) for t in answer.json()["report"]["settled_top"]]
-    assert strict == judged(before, 1.0)
+    assert strict == [(k, False, 3) for k in ks]
     entries = AuditEntry.objects.filter(study_id=area.pk, action="reliability.threshold")
     assert [e.detail["threshold"] for e in entries.order_by("id")] == [0.5, 1.0]
 
