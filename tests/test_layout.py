@@ -258,9 +258,21 @@ def test_the_models_import_only_the_models_and_the_numeric_library():
     assert {n: up for n, up in outside.items() if up} == {}
 
 
+def test_rankings_top_modules_are_exactly_its_commands_and_no_package_runs_as_one():
+    top = {p.stem for p in (ROOT / "ranking").glob("*.py")} - {"__init__", "_validation"}
+    commands = {
+        p.stem for p in (ROOT / "ranking").glob("*.py") if '__name__ == "__main__"' in p.read_text()
+    }
+    assert top == commands == {"plan", "simulate", "evaluate"}
+    inside = [
+        p for p in (ROOT / "ranking").glob("*/*.py") if '__name__ == "__main__"' in p.read_text()
+    ]
+    assert inside == [] and not list((ROOT / "ranking").glob("*/__main__.py"))
+
+
 def test_the_staff_is_organised_by_feature_without_modules_named_for_a_kind():
     staff = {p.stem for p in (ROOT / "collector" / "staff").glob("*.py")}
-    assert not staff & {"views", "api", "api_watch", "exports"}
+    assert not staff & {"views", "api", "api_watch", "exports", "forms"}
 
 
 def test_every_csv_and_tsv_file_is_written_by_the_export_package():

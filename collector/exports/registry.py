@@ -110,6 +110,7 @@ class Export:  # rows name every field
     description: str
     targets_only: bool = False  # an area study has none (NotATargetStudy)
     finished_only: bool = False  # none before the study finishes (NotFinished)
+    ready: Callable[[Study], bool] | None = None  # whether it holds anything yet (else empty)
     api: Api | None = None  # its rows, paged, in the staff API
     record_set: RecordSet | None = None  # released as a record set (needs ``release``)
     # The kind of each column that is not text; a key ending in "*" is a prefix ("x_*").
@@ -150,6 +151,11 @@ class Export:  # rows name every field
         if self.targets_only and not study.targets:
             return False
         return not (self.finished_only and study.status != Study.Status.FINISHED)
+
+    def listed(self, study: Study) -> bool:
+        """Whether the study page lists the file now: the study has it, and it holds something
+        (``ready``: an interim ranking after a ballot has closed)."""
+        return self.available(study) and (self.ready is None or self.ready(study))
 
 
 def _fixed(columns: list[str]) -> Callable[[Study], list[str]]:
@@ -321,6 +327,7 @@ EXPORTS: tuple[Export, ...] = (
         release=False,
         title="Interim ranking (CSV)",
         description="The interim ranking after the latest closed ballot.",
+        ready=staff_files.has_closed_ballot,
     ),
     Export(
         name="voters.csv",

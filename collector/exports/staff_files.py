@@ -18,7 +18,7 @@ from collector.csv_cells import csv_lines
 from collector.evaluation import leaderboard, paired
 from collector.evaluation.study_data import gold_provenance
 from collector.exports.options import Options
-from collector.models import Study
+from collector.models import Ballot, Study
 from collector.reports import checks, crowd, live, voters
 from collector.reports.tables import interim_ranking
 from collector.studies import attention_checks, voter_quality
@@ -50,6 +50,11 @@ def ballots_csv(study: Study, options: Options) -> Iterator[str]:
         for b in live.live_status(study, unanswered=True)["ballots"]
     )
     return csv_lines(BALLOTS_HEADER, rows)
+
+
+def has_closed_ballot(study: Study) -> bool:
+    """Whether a ballot has closed: the interim ranking is empty before."""
+    return study.ballots.filter(status=Ballot.Status.CLOSED).exists()
 
 
 def interim_csv(study: Study, options: Options) -> Iterator[str]:

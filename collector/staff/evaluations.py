@@ -37,7 +37,7 @@ from collector.audit.trail import record
 from collector.evaluation import figures, leaderboard, paired, submitting
 from collector.evaluation.study_data import gold_provenance
 from collector.models import Evaluation, Study
-from collector.staff.forms import EvaluationForm
+from collector.staff.evaluation_form import EvaluationForm
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.staff.study_page import models_board, render_study_page
 

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from collector.access import CHANGE, OWN, get_study, staff_required, visible_studies
 from collector.audit.trail import record
 from collector.models import Study, Vote
-from collector.staff.study_forms import DeleteStudyForm, StudyEditForm
+from collector.staff.managing_forms import DeleteStudyForm, StudyEditForm
 from collector.studies import copying, lifecycle
 
 

@@ -29,7 +29,7 @@ from collector.models.release_terms import LICENCES, MAX_VERSION
 from collector.releases import building, public, releasing
 from collector.releases import synthetic as simulated_crowd
 from collector.releases.metadata import AUTHORS_HELP, NO_AUTHORS
-from collector.staff.study_forms import Fieldsets
+from collector.staff.managing_forms import Fieldsets
 
 
 class ReleaseForm(Fieldsets, forms.Form):

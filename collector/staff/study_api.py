@@ -53,10 +53,12 @@ def paging(request: Request) -> tuple[int, int]:
 
 
 def page(request: Request, results: list[dict[str, Any]], key: str, limit: int, count: int):
-    nxt = None
+    next_page = None
     if len(results) == limit:
-        nxt = request.build_absolute_uri(f"{request.path}?after={results[-1][key]}&limit={limit}")
-    return Response({"count": count, "next": nxt, "results": results})
+        next_page = request.build_absolute_uri(
+            f"{request.path}?after={results[-1][key]}&limit={limit}"
+        )
+    return Response({"count": count, "next": next_page, "results": results})
 
 
 class StudyView(APIView):

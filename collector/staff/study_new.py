@@ -22,7 +22,7 @@ from collector.models import Study
 from collector.reports import crowd
 from collector.staff import managing
 from collector.staff.crowd import crowd_choices
-from collector.staff.forms import StudyForm
+from collector.staff.new_study_form import StudyForm
 from collector.studies import copying, creating, lifecycle
 from ranking.designs import get_design
 

@@ -24,7 +24,7 @@ from collector.reports.tables import (
     target_ranking,
 )
 from collector.staff import model_pairs, prolific
-from collector.staff.forms import EvaluationForm
+from collector.staff.evaluation_form import EvaluationForm
 from collector.studies import creating, lifecycle
 from collector.studies.designs import study_design
 

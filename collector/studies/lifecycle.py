@@ -352,9 +352,9 @@ def delete_study(study_id: int) -> None:
     deleted on its own), which blocks the ORM cascade from the study.
     """
     with transaction.atomic():
-        ballots = Ballot.objects.filter(study_id=study_id).values("id")
+        ballot_ids = Ballot.objects.filter(study_id=study_id).values("id")
         for model in (Vote, Comparison, ItemScore):
-            model.objects.filter(ballot__in=ballots)._raw_delete(model.objects.db)
+            model.objects.filter(ballot__in=ballot_ids)._raw_delete(model.objects.db)
         Study.objects.filter(id=study_id).delete()
 
 

@@ -35,5 +35,5 @@ def study_exports(context: dict[str, Any], study: Study) -> list[dict[str, Any]]
             "api": reverse(export.api.url_name, args=[study.slug]) if export.api else None,
         }
         for export in registry.EXPORTS
-        if export.name in readable and export.available(study)
+        if export.name in readable and export.listed(study)
     ]

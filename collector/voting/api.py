@@ -264,9 +264,9 @@ class Votes(VoterTokenEndpoint):
             except Exception:
                 store.check_voter(voter)  # the token's errors (401, 403, 404) come first
                 raise
-            _vote, created, a = store.vote_and_next(
+            _vote, created, assignment = store.vote_and_next(
                 voter, data["comparison_id"], data["choice"], data.get("response_ms")
             )
         except store.VoteRejected as e:
             return admission.refusal(e, request, slug, admission.Channel.API)
-        return JsonResponse(a.as_dict(), status=201 if created else 200)
+        return JsonResponse(assignment.as_dict(), status=201 if created else 200)

@@ -49,8 +49,10 @@ class Command(BaseCommand):
             self.stdout.write(f"ballot {ballot.number} closing; {voided} unanswered voided")
         wait_until_closed(ballot.pk, timeout)
         study.refresh_from_db()
-        nxt = study.ballots.filter(number=ballot.number + 1).first()
-        if nxt is not None:
-            self.stdout.write(f"ballot {ballot.number} closed; ballot {nxt.number} is {nxt.status}")
+        following = study.ballots.filter(number=ballot.number + 1).first()
+        if following is not None:
+            self.stdout.write(
+                f"ballot {ballot.number} closed; ballot {following.number} is {following.status}"
+            )
         else:
             self.stdout.write(f"ballot {ballot.number} closed; study is {study.status}")
