@@ -238,7 +238,7 @@ EXPORTS: tuple[Export, ...] = (
         permission=access.VIEW,
         release=True,
         title="Items (CSV)",
-        description="The study's items.",
+        description="The study's items: item_id, area, token_a, token_b.",
     ),
     Export(
         name="gold.tsv",
@@ -388,6 +388,7 @@ EXPORTS: tuple[Export, ...] = (
         release=False,
         title="Leaderboard (CSV)",
         description="The models evaluated against the study.",
+        ready=staff_files.has_models,
     ),
     Export(
         name="leaderboard.json",
@@ -400,6 +401,7 @@ EXPORTS: tuple[Export, ...] = (
         release=False,
         title="Leaderboard (JSON)",
         description="The models evaluated against the study, with the gold's provenance.",
+        ready=staff_files.has_models,
     ),
 )
 _BY_NAME = {export.name: export for export in EXPORTS}

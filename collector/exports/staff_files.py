@@ -57,6 +57,11 @@ def has_closed_ballot(study: Study) -> bool:
     return study.ballots.filter(status=Ballot.Status.CLOSED).exists()
 
 
+def has_models(study: Study) -> bool:
+    """Whether a model has been evaluated: the leaderboard is empty before."""
+    return study.evaluations.exists()
+
+
 def interim_csv(study: Study, options: Options) -> Iterator[str]:
     """The interim ranking after the latest closed ballot (its best items)."""
     rows = interim_ranking(study).get("interim_rows", [])
