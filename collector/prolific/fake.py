@@ -241,6 +241,13 @@ class FakeProlific:
                         f"Cannot be fewer than the {study.taken} places already taken."
                     ]},
                 )  # fmt: skip
+            if study.status != "UNPUBLISHED" and places < study.places:
+                raise Refused(
+                    400,
+                    {"total_available_places": [
+                        "A published study's places can only be increased."
+                    ]},
+                )  # fmt: skip
             study.places = places
             study.place_changes.append(places)
         return study.as_json()

@@ -154,6 +154,28 @@ def test_linking_an_existing_prolific_study_by_id_and_a_refusal_is_a_message(cli
     assert AuditEntry.objects.filter(action="prolific.link", study_id=study.pk).count() == 1
 
 
+def test_the_test_prolific_refuses_what_prolific_refuses(client, fake, sent):
+    study = factories.make_study(n_items=10, n_ballots=2, m=4, created_by=staff_user(client))
+    link = linking.create(study, _terms(), "http://testserver")
+    api = ProlificClient()
+    with pytest.raises(ProlificError, match="Cannot PAUSE a study that is UNPUBLISHED"):
+        api.transition(link.prolific_id, "PAUSE")
+    with pytest.raises(ProlificError, match="not a valid choice"):
+        api.transition(link.prolific_id, "FINISH")
+    api.set_places(link.prolific_id, 3)  # a draft's places may go down
+    api.transition(link.prolific_id, "PUBLISH")
+    api.set_places(link.prolific_id, 5)
+    with pytest.raises(ProlificError, match="can only be increased"):
+        api.set_places(link.prolific_id, 4)
+    fake.arrive(link.prolific_id, "PID-A")
+    fake.arrive(link.prolific_id, "PID-B")
+    with pytest.raises(ProlificError, match="Cannot be fewer than the 2 places already taken"):
+        api.set_places(link.prolific_id, 1)
+    with pytest.raises(ProlificError, match="HTTP 401"):
+        ProlificClient(token="wrong").study(link.prolific_id)
+    assert api.study(link.prolific_id)["total_available_places"] == 5
+
+
 def test_a_viewer_cannot_create_the_prolific_study(client, fake):
     owner = staff_user()
     study = factories.make_study(n_items=10, n_ballots=1, created_by=owner)
