@@ -15,7 +15,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import get_study, staff_required, visible_studies
+from collector.access import PARTICIPANTS, get_study, refusal, staff_required, visible_studies
 from collector.models import Study, Vote
 from collector.reports.crowd import NotEnoughVotes, fitted_crowd, predict_plan, simulator_command
 from collector.staff.study_api import ERRORS, Conflict, StudyView
@@ -39,7 +39,7 @@ def spread(bounds: list[float], mean: float) -> str:
     return f"uniform on [{low}, {high}], mean {mean:.3f}"
 
 
-def _context(study: Study, predict_own: bool) -> dict[str, Any]:
+def _context(study: Study, predict_own: bool, per_voter: bool) -> dict[str, Any]:
     try:
         crowd = fitted_crowd(study)
     except NotEnoughVotes as exc:
@@ -48,7 +48,8 @@ def _context(study: Study, predict_own: bool) -> dict[str, Any]:
     context: dict[str, Any] = {"study": study, "summary": summary}
     context["sigma_text"] = spread(summary["sigma_range"], summary["sigma_mean"])
     context["eps_text"] = spread(summary["eps_range"], summary["eps_mean"])
-    context["voters"] = crowd["model"]["voters"]
+    # Each voter's noise is participant data (as crowd.csv): a viewer sees the summary only.
+    context["voters"] = crowd["model"]["voters"] if per_voter else []
     context["command"] = simulator_command("run", [study_design(study)])
     if predict_own:
         context["prediction"] = predict_plan(crowd, study)
@@ -58,7 +59,10 @@ def _context(study: Study, predict_own: bool) -> dict[str, Any]:
 @staff_required
 def crowd_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study(request, slug)
-    return render(request, "staff/crowd.html", _context(study, "predict" in request.GET))
+    per_voter = request.user.has_perm(PARTICIPANTS, study)
+    context = _context(study, "predict" in request.GET, per_voter)
+    context["hidden"] = "" if per_voter else refusal(request.user, study, PARTICIPANTS)
+    return render(request, "staff/crowd.html", context)
 
 
 class CrowdView(StudyView):
@@ -78,7 +82,10 @@ class CrowdView(StudyView):
             fitted = fitted_crowd(study)
         except NotEnoughVotes as exc:
             raise Conflict(str(exc)) from None
-        body = {"summary": fitted["summary"], "crowd": fitted["model"]}
+        crowd = fitted["model"]
+        if not request.user.has_perm(PARTICIPANTS, study):  # each voter's noise: as crowd.json
+            crowd = {k: v for k, v in crowd.items() if k != "voters"}
+        body = {"summary": fitted["summary"], "crowd": crowd}
         if request.query_params.get("predict") in ("1", "true", "yes"):
             body["prediction"] = predict_plan(fitted, study)
         return Response(body)

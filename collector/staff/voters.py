@@ -30,7 +30,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from collector.access import CHANGE, PARTICIPANTS, VIEW, get_study, staff_required
+from collector.access import CHANGE, PARTICIPANTS, VIEW, get_study, refusal, staff_required
 from collector.audit.trail import record
 from collector.models import Study, Voter
 from collector.reports.voters import CSV_HEADER, Thresholds, defaults
@@ -107,12 +107,16 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     n_flagged = sum(flagged(r) for r in table["rows"])
     withdrawn = sum(r["withdrawn"] for r in table["rows"])
     excluded = sum(r["excluded"] and not r["withdrawn"] for r in table["rows"])
+    # Each voter's row is participant data (as voters.csv): a viewer sees the counts only.
+    per_voter = request.user.has_perm(PARTICIPANTS, study)
     context = {
         "study": study, "form": form, "find": find, "found": found, "flagged": n_flagged,
         "excluded": excluded, "withdrawn": withdrawn, "query": request.GET.urlencode(), **table,
-        "rows": [page_cells(r) for r in table["rows"]],
+        "n_voters": len(table["rows"]),
+        "rows": [page_cells(r) for r in table["rows"]] if per_voter else [],
+        "hidden": "" if per_voter else refusal(request.user, study, PARTICIPANTS),
         "voters_url": reverse("staff-voters", kwargs={"slug": study.slug}),
-        "prolific_mismatches": prolific.mismatches(study),
+        "prolific_mismatches": prolific.mismatches(study) if per_voter else [],
     }  # fmt: skip
     status = 400 if posted and not find.is_valid() else 200
     return render(request, "staff/voters.html", context, status=status)
@@ -153,8 +157,9 @@ class VotersView(StudyView):
         responses={200: dict, **ERRORS},
     )
     def get(self, request: Request, slug: str) -> Response:
-        """Every voter's figures and flags (pseudonyms only), and the crowd's position bias."""
-        study = self.study(request, slug)
+        """Every voter's figures and flags (pseudonyms only), and the crowd's position bias:
+        participant data, as ``voters.csv`` (owners and editors)."""
+        study = self.study(request, slug, PARTICIPANTS)
         if "participant" in request.query_params:
             raise ValidationError({"detail": MOVED})
         form = Thresholds({**defaults(), **request.query_params.dict()})

@@ -6,6 +6,7 @@ checks, evaluations, team and audit trail compared before and after)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pytest
@@ -93,7 +94,7 @@ ENDPOINTS = [
     Endpoint("api-staff-evaluations", "get", f"{API}/evaluations", VIEW, json=True),
     Endpoint("api-staff-evaluation", "get", f"{API}/evaluations/{{evaluation}}", VIEW, json=True),
     Endpoint("api-staff-live", "get", f"{API}/live", VIEW, json=True),
-    Endpoint("api-staff-voters", "get", f"{API}/voters", VIEW, json=True),
+    Endpoint("api-staff-voters", "get", f"{API}/voters", PARTICIPANTS, json=True),
     Endpoint("api-staff-checks", "get", f"{API}/checks", VIEW, json=True),
     Endpoint("api-staff-figures", "get", f"{API}/figures", VIEW, json=True),
     Endpoint("api-staff-crowd", "get", f"{API}/crowd", VIEW, json=True),
@@ -362,6 +363,31 @@ def test_a_viewer_is_shown_no_link_to_a_participant_data_file_nor_the_look_up(
             'name="platform_id"' in pages,
         )
     assert seen == {"viewer": ([], False), "editor": (list(links), True)}
+
+
+def test_a_viewer_sees_the_voters_counts_and_the_crowds_summary_but_no_voters_row(
+    client, team_study, monkeypatch
+):
+    study, users = team_study
+    monkeypatch.setattr(crowd, "MIN_VOTES", 1)
+    pseudonyms = list(Voter.objects.filter(study=study).values_list("pseudonym", flat=True))
+    shown = {}
+    for who in ("viewer", "editor"):
+        client.force_login(users[who])
+        voters = client.get(f"/staff/{study.slug}/voters/").content.decode()
+        crowd_page = client.get(f"/staff/{study.slug}/crowd/").content.decode()
+        fitted = client.get(f"/api/v1/staff/studies/{study.slug}/crowd").json()
+        counted = re.search(r"<p>(\d+) voters; (\d+) flagged", voters)
+        shown[who] = (
+            counted and counted.groups(),
+            {p for p in pseudonyms if p in voters},
+            "your role in this study is viewer" in voters and "is viewer" in crowd_page,
+            "voters" in fitted["crowd"],
+            "σ* (nonconformity)" in crowd_page,
+        )
+    viewer, editor = shown["viewer"], shown["editor"]
+    assert viewer[0] == editor[0] and int(editor[0][0]) == len(editor[1]) > 10
+    assert viewer[1:] == (set(), True, False, True) and editor[2:] == (False, True, True)
 
 
 def test_a_refusal_names_the_members_own_role(client):
