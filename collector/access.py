@@ -46,8 +46,8 @@ ROLES_FOR = {
 REFUSED = {
     VIEW: "You are not a member of this study.",
     CHANGE: "Your role in this study ({role}) changes nothing: ask an owner for the editor role.",
-    PARTICIPANTS: "Participant data (platform ids, per-voter files) is for the study's owners "
-    "and editors; your role in this study is {role}.",
+    PARTICIPANTS: "Participant data (platform ids, each voter's figures and files) is for the "
+    "study's owners and editors; your role in this study is {role}.",
     OWN: "Only an owner of this study may do this.",
 }
 
