@@ -91,7 +91,7 @@ def resend_stale(
         The row's kind in the log line of a send that fails (``"evaluation"``).
     stamp
         The model's field holding when the row's job was last sent (``sent_at``; a study's
-        pooled fit: ``pooled_fit_sent_at``; a reliability report: ``requested_at``).
+        pooled fit: ``pooled_fit_sent_at``).
 
     Returns
     -------

@@ -1,5 +1,5 @@
 """The shape every background job's row shares (:class:`BackgroundJob`): a model evaluation, a
-paired comparison of two models, a release build.
+paired comparison of two models, a release build, a reliability report.
 
 A job's row is created ``queued`` (a build: ``building``) and sent to the queue by name
 (:func:`collector.jobs.send`); the job marks its signs of life, then ends ``done`` or ``failed``
@@ -20,8 +20,9 @@ ERROR_LENGTH = 2000  # the longest reason kept
 
 
 class BackgroundJob(models.Model):
-    """A row whose work a background job does. A subclass has a ``status`` field whose
-    ``Status`` choices include ``DONE`` and ``FAILED``."""
+    """A row whose work a background job does. A subclass with a ``status`` field has ``Status``
+    choices including ``DONE`` and ``FAILED``, which :meth:`done` and :meth:`failed` set (a
+    reliability report has none: its result or its error says how it ended)."""
 
     Status: ClassVar[Any]
 
@@ -47,7 +48,7 @@ class BackgroundJob(models.Model):
     @classmethod
     def done(cls, pk: int, **fields: Any) -> int:
         """Row ``pk``'s job has ended well; ``fields`` hold what it computed."""
-        ended = {"status": cls.Status.DONE, "error": "", "finished_at": timezone.now()}
+        ended = {**cls._status("DONE"), "error": "", "finished_at": timezone.now()}
         return cls._default_manager.filter(pk=pk).update(**ended, **fields)
 
     @classmethod
@@ -56,11 +57,17 @@ class BackgroundJob(models.Model):
         characters); ``only``: a condition the row must still meet (a build still building)."""
         rows = cls._default_manager.filter(pk=pk).filter(only or Q())
         ended = {
-            "status": cls.Status.FAILED,
+            **cls._status("FAILED"),
             "error": str(reason)[:ERROR_LENGTH],
             "finished_at": timezone.now(),
         }
         return rows.update(**ended, **fields)
+
+    @classmethod
+    def _status(cls, name: str) -> dict[str, Any]:
+        """``{"status": Status.<name>}``, or nothing for a row without a status."""
+        has_status = any(f.name == "status" for f in cls._meta.get_fields())
+        return {"status": getattr(cls.Status, name)} if has_status else {}
 
     @staticmethod
     def silent(now: datetime, alive_for: timedelta) -> Q:

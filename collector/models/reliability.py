@@ -5,15 +5,18 @@ from __future__ import annotations
 
 from django.db import models
 
+from collector.models.jobs import BackgroundJob
 from collector.models.studies import Study
 
 
-class StudyReliability(models.Model):
+class StudyReliability(BackgroundJob):
     """The reliability figures of a study after ballot ``ballot`` (:mod:`collector.studies.
     reliability`): split-half reliability, Krippendorff's alpha and the settled top.
 
     The row is created when the ballot closes, with ``result`` empty until the background job
-    has computed it ("computing…" on the page); ``final`` marks the figures after the study's
+    has computed it ("computing…" on the page); as every job's row (:class:`BackgroundJob`),
+    ``sent_at`` is when its job (or a typed top's) was last asked for, ``finished_at`` when it
+    was computed or failed, ``error`` why; ``final`` marks the figures after the study's
     last ballot. ``custom`` holds the tops staff asked for by their ``k`` (``{"k": [entries]}``)
     and ``requested`` the ``k`` still being computed.
     """
@@ -21,15 +24,12 @@ class StudyReliability(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="reliability")
     ballot = models.PositiveSmallIntegerField(help_text="The figures hold after this ballot.")
     final = models.BooleanField(default=False)
-    requested_at = models.DateTimeField(help_text="When the computation was last asked for.")
-    computed_at = models.DateTimeField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
     splits = models.PositiveIntegerField(default=0)
     resamples = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
     custom = models.JSONField(default=dict, blank=True)
     requested = models.JSONField(default=list, blank=True)
-    error = models.TextField(blank=True)
     vote_set = models.PositiveIntegerField(
         default=0, help_text="The study's vote set the figures were computed from."
     )

@@ -42,6 +42,7 @@ from django.utils import timezone
 
 from collector import jobs
 from collector.models import Area, Ballot, Item, Study, StudyReliability
+from collector.models.jobs import ERROR_LENGTH
 from collector.studies import bulk_sql, vote_sets
 from collector.studies.designs import study_groups
 from ranking.ballots import Purpose, StudyVotes, stream
@@ -261,7 +262,7 @@ def request(study_id: int, ballot: int) -> None:
     StudyReliability.objects.update_or_create(
         study_id=study_id,
         ballot=ballot,
-        defaults={"requested_at": timezone.now(), "error": ""},
+        defaults={"sent_at": timezone.now(), "error": ""},
     )
     jobs.send_after_commit(jobs.STUDY_RELIABILITY, study_id, ballot)
 
@@ -285,8 +286,8 @@ def store_report(study_id: int, ballot: int) -> str:
         log.exception("reliability of study %s after ballot %s failed", study.slug, ballot)
         StudyReliability.objects.update_or_create(
             study_id=study_id, ballot=ballot,
-            defaults={"requested_at": timezone.now(), "error": str(exc)[:2000],
-                      "computed_at": timezone.now(), "vote_set": computed_from},
+            defaults={"sent_at": timezone.now(), "error": str(exc)[:ERROR_LENGTH],
+                      "finished_at": timezone.now(), "vote_set": computed_from},
         )  # fmt: skip
         return f"study {study.slug} after ballot {ballot}: {exc}"
     StudyReliability.objects.update_or_create(
@@ -294,8 +295,8 @@ def store_report(study_id: int, ballot: int) -> str:
         ballot=ballot,
         defaults={
             "final": final,
-            "requested_at": timezone.now(),
-            "computed_at": timezone.now(),
+            "sent_at": timezone.now(),
+            "finished_at": timezone.now(),
             "seed": report["seed"],
             "splits": report["splits"],
             "resamples": report["resamples"],
@@ -430,7 +431,7 @@ def resend_stuck(now: datetime | None = None) -> dict[str, int]:
     :func:`collector.evaluation.queueing.resend_lost`): send again the jobs of reports asked for
     over ``RELIABILITY_STUCK_SECONDS`` ago and neither stored nor failed, and of typed tops still
     computing (a worker killed, a broker down or flushed), by :func:`collector.jobs.resend_stale`
-    with ``requested_at`` as the time of the last send. Each is sent once per
+    with ``sent_at`` as the time of the last send. Each is sent once per
     ``RELIABILITY_STUCK_SECONDS`` at most; a job that runs twice stores the same figures."""
     stuck = StudyReliability.objects.filter(Q(result__isnull=True, error="") | ~Q(requested=[]))
     sent = jobs.resend_stale(
@@ -439,7 +440,6 @@ def resend_stuck(now: datetime | None = None) -> dict[str, int]:
         older_than=timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS),
         now=now or timezone.now(),
         what="reliability",
-        stamp="requested_at",
     )
     return {"reliability_resent": sent}
 

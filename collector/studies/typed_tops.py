@@ -57,8 +57,8 @@ def request_k(study: Study, k: int) -> tuple[StudyReliability, bool]:
                 + ", ".join(str(x) for x in sorted([*map(int, row.custom), *row.requested]))
             )
         row.requested = sorted([*row.requested, k])
-        row.requested_at = timezone.now()
-        row.save(update_fields=["requested", "requested_at"])
+        row.sent_at = timezone.now()
+        row.save(update_fields=["requested", "sent_at"])
         jobs.send_after_commit(jobs.SETTLED_TOP_K, row.pk, k)
     return row, True
 

@@ -161,7 +161,7 @@ def recompute(study_id: int) -> str:
     with transaction.atomic():
         Study.objects.filter(pk=study_id).update(recompute_sent_at=now)
         reports = list(_stale_reliability(study).values_list("ballot", flat=True))
-        StudyReliability.objects.filter(study=study, ballot__in=reports).update(requested_at=now)
+        StudyReliability.objects.filter(study=study, ballot__in=reports).update(sent_at=now)
         for ballot in reports:
             jobs.send_after_commit(jobs.STUDY_RELIABILITY, study_id, ballot)
         finished = _stale_evaluations(study).filter(

@@ -9,7 +9,7 @@ import pytest
 from django.db.models import Q
 from django.utils import timezone
 
-from collector.models import Evaluation, ModelComparison, Release
+from collector.models import Evaluation, ModelComparison, Release, StudyReliability
 from collector.models.jobs import ERROR_LENGTH, BackgroundJob
 from tests.factories import make_study
 
@@ -27,7 +27,8 @@ def one_of_each() -> list[BackgroundJob]:
 
 
 def test_every_kind_of_job_row_is_a_background_job():
-    assert all(issubclass(m, BackgroundJob) for m in (Evaluation, ModelComparison, Release))
+    kinds = (Evaluation, ModelComparison, Release, StudyReliability)
+    assert all(issubclass(m, BackgroundJob) for m in kinds)
 
 
 def test_a_failed_job_keeps_its_reason_to_the_limit_and_when_it_ended_and_a_done_one_clears_it():
@@ -65,3 +66,14 @@ def test_a_row_is_silent_once_its_last_sign_of_life_is_older_than_the_timeout_or
         Evaluation.silent(now + timedelta(minutes=6), timedelta(minutes=5)), name="a"
     )
     assert list(later) == [evaluation]
+
+
+def test_a_reliability_report_ends_the_same_way_without_a_status_of_its_own(client):
+    study = make_study(n_tokens=4)
+    report = StudyReliability.objects.create(study=study, ballot=1, sent_at=timezone.now())
+    assert StudyReliability.failed(report.pk, "no votes") == 1
+    report.refresh_from_db()
+    assert report.error == "no votes" and report.finished_at is not None
+    assert StudyReliability.done(report.pk, result={"ballot": 1}) == 1
+    report.refresh_from_db()
+    assert (report.error, report.result) == ("", {"ballot": 1})

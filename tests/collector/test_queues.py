@@ -158,15 +158,15 @@ def test_a_lost_reliability_job_is_sent_again_by_the_sweep_once_per_timeout_and_
         _purge(queue)  # the message is lost (Redis restarted without it)
         assert tasks.sweep_jobs()["reliability_resent"] == 0  # asked for just now
         old = timezone.now() - timedelta(seconds=settings.RELIABILITY_STUCK_SECONDS + 1)
-        StudyReliability.objects.filter(study=study).update(requested_at=old)
+        StudyReliability.objects.filter(study=study).update(sent_at=old)
         result = tasks.sweep_jobs()  # what beat runs every SWEEP_SECONDS
         assert result["reliability_resent"] == 1 and result["evaluations_resent"] == 0
         assert study.pk in queueing.held_by_broker(jobs.STUDY_RELIABILITY)
-        assert StudyReliability.objects.get(study=study).requested_at > old
+        assert StudyReliability.objects.get(study=study).sent_at > old
         _purge(queue)  # lost again
         assert reliability.resend_stuck() == {"reliability_resent": 0}  # sent again just now
         # A report whose computation failed keeps its error and is never sent again.
-        StudyReliability.objects.filter(study=study).update(requested_at=old, error="no votes")
+        StudyReliability.objects.filter(study=study).update(sent_at=old, error="no votes")
         assert reliability.resend_stuck() == {"reliability_resent": 0}
     finally:
         _purge(queue)
