@@ -44,11 +44,17 @@ def test_the_owner_releases_a_study_and_its_public_page_fits_desktop_and_phone(
     page.get_by_label("Simulated votes").check()
     page.get_by_role("button", name="Release").click()
     expect(page.locator("table.releases")).to_contain_text("1.0.0")
-    if Release.objects.get().status == Release.Status.BUILDING:
+    page.evaluate("window.stillHere = true")  # gone if the page reloads
+    building = Release.objects.get().status == Release.Status.BUILDING
+    if building:
         expect(page.locator("td.release-building")).to_contain_text("Being written")
         shot(page, "releases-building-1280")
-    # The page follows the build in the background and reloads once the worker is done.
+    # The page follows the build in the background and shows the version in place once done.
     expect(page.get_by_role("link", name=f"{slug}-1.0.0.zip")).to_be_visible(timeout=120_000)
+    assert page.evaluate("window.stillHere === true")
+    if building:
+        expect(page.locator("#releases-news")).to_have_text("The release is written.")
+        expect(page.get_by_text("is being written")).to_have_count(0)
     assert Release.objects.get(study=study).status == Release.Status.DONE
     assert fits(page)
     shot(page, "releases-1280")
