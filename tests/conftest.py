@@ -303,7 +303,7 @@ def _wait_until_ready(
 @pytest.fixture
 def owner(client):
     """A staff member, logged in on ``client``: the owner of the studies the test creates."""
-    from tests.collector.helpers import staff_user
+    from tests.factories import staff_user
 
     return staff_user(client)
 
@@ -311,7 +311,7 @@ def owner(client):
 @pytest.fixture
 def finished(monkeypatch: pytest.MonkeyPatch, owner):
     """A study of 45 items answered to its end by the simulated crowd, owned by ``owner``."""
-    from tests.collector.helpers import finished_study
+    from tests.factories import finished_study
 
     return finished_study(monkeypatch, created_by=owner)
 

@@ -57,7 +57,7 @@ def test_the_votes_list_shows_both_items_tokens_and_filters_by_the_users_own_stu
     closes_held, client, monkeypatch
 ):
     from collector.models import Vote
-    from tests.collector.helpers import simulate
+    from tests.factories import simulate
 
     mine, theirs = staff_with_view_permissions("mine"), staff_with_view_permissions("theirs")
     own = make_study(created_by=mine, slug="own-study", name="Own study")
@@ -83,7 +83,7 @@ def test_the_votes_list_shows_both_items_tokens_and_filters_by_the_users_own_stu
 
 
 def test_a_superuser_filters_votes_by_any_study(closes_held, client, monkeypatch):
-    from tests.collector.helpers import simulate
+    from tests.factories import simulate
 
     root = get_user_model().objects.create_superuser("root", password="x" * 16)
     a, b = make_study(name="Study A"), make_study(name="Study B")

@@ -15,8 +15,7 @@ from django.test import override_settings
 from collector.audit import trail
 from collector.models import AuditEntry, Evaluation, Study, Voter
 from collector.studies import members
-from tests.collector.helpers import staff_user
-from tests.factories import add_checks, make_study
+from tests.factories import add_checks, make_study, staff_user
 
 pytestmark = pytest.mark.django_db
 

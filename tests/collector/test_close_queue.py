@@ -14,7 +14,8 @@ from django.db import connection
 from collector import jobs
 from collector.evaluation import submitting
 from collector.models import Ballot, Evaluation, Item
-from tests.collector.helpers import finished_study, make_study, simulate, wait_closed, wait_for
+from tests.collector.helpers import wait_closed, wait_for
+from tests.factories import finished_study, make_study, simulate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

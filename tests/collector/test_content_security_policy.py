@@ -10,9 +10,8 @@ from playwright.sync_api import expect
 
 from collector.evaluation import running
 from collector.models import Evaluation
-from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import scores_csv
-from tests.factories import make_study
+from tests.factories import finished_study, make_study, staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

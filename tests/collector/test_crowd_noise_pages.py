@@ -22,8 +22,14 @@ from collector.reports import crowd
 from collector.staff.crowd import spread
 from collector.voting import store
 from ranking.designs import DESIGNS
-from tests.collector.helpers import finished_study, staff_user, tokens_csv
-from tests.factories import LADDER, ladder_enabled, make_study
+from tests.factories import (
+    LADDER,
+    finished_study,
+    ladder_enabled,
+    make_study,
+    staff_user,
+    tokens_csv,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

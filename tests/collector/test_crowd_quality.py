@@ -16,8 +16,8 @@ from collector.models import AttentionCheck, Ballot, Item, Study, VoidedVote, Vo
 from collector.studies import bulk_sql, lifecycle
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
-from tests.collector.helpers import STAFF_PASSWORD, finished_study, read_csv, staff_user
-from tests.factories import make_study
+from tests.collector.helpers import read_csv
+from tests.factories import STAFF_PASSWORD, finished_study, make_study, staff_user
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

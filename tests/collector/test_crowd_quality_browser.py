@@ -12,8 +12,8 @@ from collector.models import Ballot, ItemScore, Study, VoidedVote, Vote, Voter
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot
-from tests.collector.helpers import staff_user, wait_closed, wait_for
-from tests.factories import add_checks, make_study
+from tests.collector.helpers import wait_closed, wait_for
+from tests.factories import add_checks, make_study, staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -21,16 +21,16 @@ from collector.reports import figures as study_figures
 from collector.studies import creating, lifecycle
 from ranking import BallotDriver, get_design, read_gold, read_votes, rescore
 from ranking.designs import BUILT_IN_DESIGNS, DESIGNS, default_design
-from tests.collector.helpers import (
-    create_study_cmd,
-    export,
+from tests.collector.helpers import create_study_cmd, export, wait_closed
+from tests.factories import (
+    LADDER,
     finish_in_process,
+    ladder_enabled,
     make_study,
     simulate,
     staff_user,
-    wait_closed,
+    tokens_csv,
 )
-from tests.factories import LADDER, ladder_enabled, tokens_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,8 +11,8 @@ from collector.models import Ballot, Comparison, ItemScore, Study, Vote, Voter
 from collector.studies import lifecycle
 from collector.voting.participant_ids import participant_key
 from tests.browser import shot
-from tests.collector.helpers import simulate, wait_closed
-from tests.factories import make_study
+from tests.collector.helpers import wait_closed
+from tests.factories import make_study, simulate
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -24,8 +24,7 @@ from collector import jobs
 from collector.evaluation import running, submitting
 from collector.models import Evaluation, Item, Study, Vote, Voter
 from collector.voting import store
-from tests.collector.helpers import STAFF_PASSWORD, finished_study
-from tests.factories import make_study
+from tests.factories import STAFF_PASSWORD, finished_study, make_study
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 
 from collector.models import Evaluation, Item
 from tests.browser import audit, logged_in, shot
-from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import BAD_FILES, gzip_bomb, scores_csv
+from tests.factories import finished_study, staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -11,7 +11,7 @@ from django.test import override_settings
 
 from collector.evaluation import leaderboard, running, submitting
 from collector.models import Item, Study, Vote, Voter
-from tests.collector.helpers import finished_study, staff_user
+from tests.factories import finished_study, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -18,8 +18,7 @@ from collector.evaluation import submitting
 from collector.models import Study
 from collector.studies import attention_checks, lifecycle
 from collector.voting import store
-from tests.collector.helpers import simulate, staff_user
-from tests.factories import make_study
+from tests.factories import make_study, simulate, staff_user
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -19,8 +19,8 @@ from collector.exports import registry
 from collector.models import Study, StudyMember
 from collector.staff import urls as staff_urls
 from config import urls as root_urls
-from tests.collector.helpers import finished_study, finished_target_study, make_study, staff_user
 from tests.collector.release_helpers import load_with_datasets, release
+from tests.factories import finished_study, finished_target_study, make_study, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 
 from collector.models import Item, Study, Vote
 from collector.studies import lifecycle
-from tests.collector.helpers import export, finish_in_process, make_study, read_csv, simulate
+from tests.collector.helpers import export, read_csv
+from tests.factories import finish_in_process, make_study, simulate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,7 +14,7 @@ from collector import jobs
 from collector.models import Ballot, Comparison, Item, ItemScore, Study, Vote, Voter
 from collector.studies import lifecycle
 from collector.voting import store
-from tests.collector.helpers import finish_in_process, make_study, simulate
+from tests.factories import finish_in_process, make_study, simulate
 from tests.job_routes import on_send
 
 

@@ -11,8 +11,8 @@ from collector.models import Vote, Voter
 from collector.studies import lifecycle
 from collector.voting import store
 from tests.browser import shot
-from tests.collector.helpers import read_csv, staff_user
-from tests.factories import make_study
+from tests.collector.helpers import read_csv
+from tests.factories import make_study, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

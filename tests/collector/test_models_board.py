@@ -10,9 +10,8 @@ from collector import jobs
 from collector.evaluation import paired, running
 from collector.exports import registry
 from collector.models import Evaluation, ModelComparison
-from tests.collector.helpers import finished_study, staff_user
 from tests.collector.test_evaluation import scores_csv, upload, upload_and_run
-from tests.factories import make_study
+from tests.factories import finished_study, make_study, staff_user
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,8 +13,7 @@ from collector.models import Voter
 from collector.studies import pace
 from collector.voting import store
 from tests.browser import logged_in, shot
-from tests.collector.helpers import staff_user
-from tests.factories import answer, make_study
+from tests.factories import answer, make_study, staff_user
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,7 @@ from collector import jobs
 from collector.models import Ballot, Voter
 from collector.studies import lifecycle
 from collector.voting import store
-from tests.collector.helpers import staff_user
-from tests.factories import add_checks, make_study
+from tests.factories import add_checks, make_study, staff_user
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,7 +10,7 @@ import pytest
 
 from collector.models import AuditEntry, Study
 from tests import factories
-from tests.collector.helpers import staff_user
+from tests.factories import staff_user
 from tests.voting.voter_client import take_part
 
 pytestmark = pytest.mark.django_db

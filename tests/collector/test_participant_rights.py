@@ -39,7 +39,7 @@ from collector.studies import lifecycle, members, rescoring
 from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests import factories
-from tests.collector.helpers import staff_user
+from tests.factories import staff_user
 from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current, take_part
 

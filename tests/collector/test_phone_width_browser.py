@@ -16,8 +16,7 @@ from collector.exports import registry
 from collector.models import Ballot, Evaluation, Study
 from collector.participants import forgetting
 from tests.browser import logged_in, shot
-from tests.collector.helpers import finished_study, finished_target_study, staff_user
-from tests.factories import make_study
+from tests.factories import finished_study, finished_target_study, make_study, staff_user
 from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current, start
 

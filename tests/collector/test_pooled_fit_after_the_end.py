@@ -15,14 +15,8 @@ from collector import jobs, tasks
 from collector.exports import study_files
 from collector.models import Item, Study
 from collector.studies import bulk_sql, lifecycle
-from tests.collector.helpers import (
-    finish_in_process,
-    make_study,
-    simulate,
-    staff_user,
-    wait_closed,
-    wait_for,
-)
+from tests.collector.helpers import wait_closed, wait_for
+from tests.factories import finish_in_process, make_study, simulate, staff_user
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,8 +12,8 @@ from collector.prolific import linking, paying
 from collector.prolific.fake import FakeProlific
 from tests import factories
 from tests.browser import logged_in, shot
-from tests.collector.helpers import staff_user
 from tests.collector.test_staff_pages_browser import assert_tables_fit_or_scroll_in_view
+from tests.factories import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

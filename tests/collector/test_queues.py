@@ -17,7 +17,8 @@ from collector import jobs, tasks
 from collector.evaluation import paired, queueing, running, submitting
 from collector.models import Ballot, Evaluation, Item, ModelComparison, Study, StudyReliability
 from collector.studies import reliability
-from tests.collector.helpers import finished_study, make_study, simulate, wait_closed, wait_for
+from tests.collector.helpers import wait_closed, wait_for
+from tests.factories import finished_study, make_study, simulate
 
 
 def _purge(queue: str) -> None:

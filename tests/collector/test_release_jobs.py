@@ -13,7 +13,8 @@ from django.utils import timezone
 from collector import jobs, tasks
 from collector.models import AuditEntry, Release, StudyMember
 from collector.releases import building, releasing
-from tests.collector.helpers import finished_study, staff_user, wait_for
+from tests.collector.helpers import wait_for
+from tests.factories import finished_study, staff_user
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.usefixtures("releases_dir")

@@ -14,9 +14,8 @@ from django.test import override_settings
 
 from collector.models import Evaluation, Release, Study
 from collector.releases import building, releasing
-from tests.collector.helpers import staff_user
 from tests.collector.release_helpers import sha256
-from tests.factories import make_study
+from tests.factories import make_study, staff_user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("releases_dir")]
 

@@ -22,9 +22,8 @@ from collector.studies import reliability
 from collector.studies.rescoring import rescore_without_withdrawn
 from collector.voting.participant_ids import participant_key
 from collector.voting.store import address_key
-from tests.collector.helpers import finished_study, finished_target_study
 from tests.collector.release_helpers import load_with_datasets, release, sha256, sums
-from tests.factories import make_study
+from tests.factories import finished_study, finished_target_study, make_study
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("releases_dir")]
 
@@ -79,7 +78,7 @@ def test_release_study_writes_a_bundle_that_datasets_loads_as_ranking_and_votes(
 def test_tokens_that_look_like_numbers_stay_text_for_datasets(monkeypatch, tmp_path):
     tokens = "area,token\n" + "".join(f"Years,{1980 + i}\n" for i in range(8))
     study = make_study(tokens=tokens, n_ballots=2, auto_open=True)
-    from tests.collector.helpers import finish_in_process
+    from tests.factories import finish_in_process
 
     finish_in_process(study, monkeypatch)
     release(study.slug, "1.0.0", out=tmp_path / "out")

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from collector.models import Release
 from tests.browser import logged_in, shot
-from tests.collector.helpers import finished_study, staff_user
+from tests.factories import finished_study, staff_user
 
 pytestmark = [
     pytest.mark.browser,

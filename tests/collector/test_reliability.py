@@ -34,17 +34,8 @@ from collector.reports import reliability as pages
 from collector.reports.reliability import alpha_text
 from collector.studies import reliability, typed_tops
 from ranking.evaluate import main as evaluate_main
-from tests.collector.helpers import (
-    export,
-    finished_study,
-    finished_target_study,
-    make_study,
-    read_csv,
-    simulate,
-    staff_user,
-    wait_closed,
-    wait_for,
-)
+from tests.collector.helpers import export, read_csv, wait_closed, wait_for
+from tests.factories import finished_study, finished_target_study, make_study, simulate, staff_user
 from tests.job_routes import held, on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,7 +12,7 @@ from collector import jobs
 from collector.studies import reliability
 from tests.axe_audit import audit
 from tests.browser import logged_in, shot
-from tests.collector.helpers import finished_study, staff_user
+from tests.factories import finished_study, staff_user
 from tests.job_routes import held
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -14,7 +14,7 @@ from collector import jobs
 from collector.models import Study, Voter
 from collector.participants import forgetting
 from collector.studies import pooled_fit, rescoring
-from tests.collector.helpers import finished_study
+from tests.factories import finished_study
 from tests.job_routes import hold, on_send
 
 pytestmark = pytest.mark.django_db(transaction=True)

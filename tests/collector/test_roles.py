@@ -30,8 +30,7 @@ from collector.models import (
 from collector.releases import releasing
 from collector.reports import crowd
 from collector.staff import urls as staff_urls
-from tests.collector.helpers import finished_target_study, staff_user
-from tests.factories import add_checks, make_study
+from tests.factories import add_checks, finished_target_study, make_study, staff_user
 
 pytestmark = pytest.mark.django_db
 

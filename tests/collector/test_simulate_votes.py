@@ -8,8 +8,7 @@ from django.core.management import CommandError
 
 from collector.models import CheckAnswer, Comparison, Voter
 from collector.voting import store
-from tests.collector.helpers import simulate
-from tests.factories import add_checks, make_study
+from tests.factories import add_checks, make_study, simulate
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,7 @@ from django.test import override_settings
 from collector.models import Ballot, Comparison, ItemScore, Study, Voter
 from collector.studies import lifecycle
 from collector.voting import store
-from tests.collector.helpers import simulate
-from tests.factories import make_study, tokens_csv
+from tests.factories import make_study, simulate, tokens_csv
 
 TOKENS_8 = tokens_csv(8)  # 28 items
 
@@ -213,7 +212,7 @@ def test_every_model_has_an_admin_page_and_a_study_with_votes_can_be_deleted(
     closes_held, client, study, monkeypatch
 ):
     from collector.models import Vote
-    from tests.collector.helpers import simulate
+    from tests.factories import simulate
 
     client.force_login(_user("root", superuser=True))
     lifecycle.open_ballot(study.ballots.get().pk)

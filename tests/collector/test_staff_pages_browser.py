@@ -14,8 +14,13 @@ from playwright.sync_api import expect
 from collector import jobs
 from collector.models import Study, Vote
 from tests.browser import audit, logged_in, shot
-from tests.collector.helpers import finish_in_process, finished_study, staff_user
-from tests.factories import ladder_enabled, make_study
+from tests.factories import (
+    finish_in_process,
+    finished_study,
+    ladder_enabled,
+    make_study,
+    staff_user,
+)
 from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current
 
@@ -81,7 +86,7 @@ def test_tables_fit_or_scroll_in_view_at_1280_by_800(live_server, staff, monkeyp
                          auto_open=True, created_by=staff.owner)  # fmt: skip
     on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
     from collector.studies import lifecycle
-    from tests.collector.helpers import simulate
+    from tests.factories import simulate
 
     simulate(running)
     lifecycle.finish_close(running.ballots.get(number=1).pk)

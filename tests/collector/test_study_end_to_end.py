@@ -12,7 +12,8 @@ import ranking
 from collector.models import Ballot, Comparison, ItemScore, Study
 from collector.studies import lifecycle
 from ranking.protocol import select_top
-from tests.collector.helpers import export, make_study, read_csv, simulate, wait_closed
+from tests.collector.helpers import export, read_csv, wait_closed
+from tests.factories import make_study, simulate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

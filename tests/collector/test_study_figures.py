@@ -11,8 +11,7 @@ from django.db.models import F
 from collector.models import Vote
 from collector.reports import figures as study_figures
 from collector.studies import reliability
-from tests.collector.helpers import finished_study, staff_user
-from tests.factories import make_study
+from tests.factories import finished_study, make_study, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -86,7 +85,7 @@ def test_nothing_of_any_figure_is_cut_off_even_under_a_long_study_name(finished)
 def test_the_response_times_plot_the_most_active_timed_voters_and_say_how_many(monkeypatch):
     from collector.models import Voter
     from collector.voting import store
-    from tests.collector.helpers import simulate
+    from tests.factories import simulate
 
     study = make_study(n_tokens=12, m=6, slug="timed")
     simulate(study, limit=60)  # simulated voters: many votes, no response time

@@ -7,8 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from collector.models import Ballot, Study
-from tests.collector.helpers import simulate
-from tests.factories import make_study
+from tests.factories import make_study, simulate
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from collector.models import AttentionCheck, Ballot, Comparison, Item, Study, Vote, Voter
 from collector.studies import attention_checks, copying, lifecycle
 from collector.voting import store
-from tests.collector.helpers import form_values, simulate, staff_user
-from tests.factories import add_checks, make_study
+from tests.collector.helpers import form_values
+from tests.factories import add_checks, make_study, simulate, staff_user
 
 pytestmark = pytest.mark.django_db
 

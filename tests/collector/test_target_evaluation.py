@@ -16,15 +16,8 @@ from django.test import override_settings
 from collector.evaluation import running
 from collector.models import Evaluation, Item, Study
 from ranking.evaluate import main as evaluate_main
-from tests.collector.helpers import (
-    export,
-    finished_target_study,
-    make_study,
-    read_csv,
-    simulate,
-    wait_closed,
-)
-from tests.factories import targets_csv
+from tests.collector.helpers import export, read_csv, wait_closed
+from tests.factories import finished_target_study, make_study, simulate, targets_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,14 +17,9 @@ from django.core.management import CommandError, call_command
 from collector.models import Item, Study
 from ranking import read_gold, read_votes, rescore
 from ranking.protocol import ranks_within_groups
-from tests.collector.helpers import (
-    export,
-    finished_study,
-    finished_target_study,
-    make_study,
-    read_csv,
-)
+from tests.collector.helpers import export, read_csv
 from tests.collector.test_exports import RANKING_HEADER
+from tests.factories import finished_study, finished_target_study, make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

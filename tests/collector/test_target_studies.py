@@ -11,8 +11,7 @@ from django.db.models import Count
 
 from collector.models import DEFAULT_TARGET_QUESTION, Comparison, Item, ItemScore, Study, Vote
 from collector.studies import creating, importing
-from tests.collector.helpers import finish_in_process, simulate, staff_user
-from tests.factories import make_study, targets_csv
+from tests.factories import finish_in_process, make_study, simulate, staff_user, targets_csv
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -35,8 +35,9 @@ from collector.models import (
 )
 from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot
-from tests.collector.helpers import staff_user, wait_closed, wait_for
+from tests.collector.helpers import wait_closed, wait_for
 from tests.collector.target_words import SIZES, THEMES, target_list
+from tests.factories import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

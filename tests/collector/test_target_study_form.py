@@ -12,9 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 import ranking
 from collector.models import DEFAULT_QUESTION, DEFAULT_TARGET_QUESTION, Comparison, Item, Study
 from collector.studies import lifecycle
-from tests.collector.helpers import form_values, simulate
+from tests.collector.helpers import form_values
 from tests.collector.test_staff import FORM, error_summary
-from tests.factories import make_study, targets_csv, tokens_csv
+from tests.factories import make_study, simulate, targets_csv, tokens_csv
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from django.core.management import CommandError, call_command
 
 from collector.models import AuditEntry, Ballot, Study, StudyMember
 from collector.studies import members
-from tests.collector.helpers import create_study_cmd, staff_user
-from tests.factories import make_study, tokens_csv
+from tests.collector.helpers import create_study_cmd
+from tests.factories import make_study, staff_user, tokens_csv
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from collector.releases import releasing
 from collector.studies import lifecycle, pooled_fit, reliability, vote_sets
 from collector.voting import store
 from tests import factories
-from tests.collector.helpers import staff_user
+from tests.factories import staff_user
 from tests.job_routes import on_send
 from tests.voting.voter_client import take_part
 

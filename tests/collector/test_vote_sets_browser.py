@@ -16,7 +16,7 @@ from collector.models import Evaluation, Item, Voter
 from collector.participants import forgetting
 from collector.studies import reliability, rescoring
 from tests.browser import logged_in, shot
-from tests.collector.helpers import finished_study, staff_user
+from tests.factories import finished_study, staff_user
 from tests.job_routes import hold
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -7,8 +7,8 @@ import pytest
 
 from collector.models import AuditEntry, Vote, Voter
 from collector.voting.participant_ids import participant_key
-from tests.collector.helpers import finished_study, read_csv, staff_user
-from tests.factories import answer, make_study
+from tests.collector.helpers import read_csv
+from tests.factories import answer, finished_study, make_study, staff_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

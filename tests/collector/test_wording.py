@@ -18,8 +18,7 @@ from collector.reports import figures as study_figures
 from collector.studies import lifecycle
 from collector.studies.designs import study_design
 from collector.voting import store
-from tests.collector.helpers import finished_study, simulate, staff_user
-from tests.factories import make_study
+from tests.factories import finished_study, make_study, simulate, staff_user
 from tests.job_routes import on_send
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from django.test import Client
 
 from collector.models import Voter
 from config.security import widened
-from tests.collector.helpers import staff_user
+from tests.factories import staff_user
 from tests.voting.voter_client import mturk, start
 
 pytestmark = pytest.mark.django_db

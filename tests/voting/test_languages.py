@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.test import Client, override_settings
 
-from tests.collector.helpers import staff_user
+from tests.factories import staff_user
 from tests.voting.voter_client import PROLIFIC, answer, answer_all, current, start
 
 pytestmark = pytest.mark.django_db

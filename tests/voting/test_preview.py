@@ -10,7 +10,7 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 
 from collector.models import Comparison, Vote, Voter
-from tests.collector.helpers import staff_user
+from tests.factories import staff_user
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,7 @@ from rest_framework.test import APIClient
 
 from collector.models import DEFAULT_TARGET_QUESTION, Comparison, Item, Study, Voter
 from collector.voting import store, texts
-from tests.collector.helpers import staff_user
-from tests.factories import make_study, targets_csv
+from tests.factories import make_study, staff_user, targets_csv
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ from playwright.sync_api import Page, expect
 from collector.models import Comparison, Vote, Voter
 from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot
-from tests.collector.helpers import staff_user
-from tests.factories import make_study
+from tests.factories import make_study, staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 from collector.models import Ballot, Comparison, Vote, Voter
 from collector.voting.participant_ids import participant_key
 from tests.browser import logged_in, shot, stand_in
-from tests.collector.helpers import staff_user
+from tests.factories import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
