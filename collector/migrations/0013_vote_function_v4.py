@@ -1,8 +1,8 @@
-"""The voting rules' function, version 4 (collector/voting/sql/vote_v4.sql): the rules of
-version 3 with the columns Python reads (no ``is_check`` and ``address_full``) and a study paused
-by ``paused_at`` alone. Archiving sets ``paused_at`` since this version; a study archived before
-gets it here, so it stays paused. Version 3 (as migration 0009 installed it) is dropped, and put
-back by the reverse migration."""
+"""The voting rules' function, version 4 (collector/voting/sql/history/vote_v4.sql): the rules
+of version 3 with the columns Python reads (no ``is_check`` and ``address_full``) and a study
+paused by ``paused_at`` alone. Archiving sets ``paused_at`` since this version; a study archived
+before gets it here, so it stays paused. Version 3 (as migration 0009 installed it) is dropped,
+and put back by the reverse migration."""
 
 from pathlib import Path
 
@@ -31,6 +31,6 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunSQL(ARCHIVED_ARE_PAUSED, migrations.RunSQL.noop),
-        migrations.RunSQL((SQL / "vote_v4.sql").read_text(), f"DROP FUNCTION IF EXISTS {V4}"),
+        migrations.RunSQL((HISTORY / "vote_v4.sql").read_text(), f"DROP FUNCTION IF EXISTS {V4}"),
         migrations.RunSQL(f"DROP FUNCTION IF EXISTS {V3}", (HISTORY / "vote_v3.sql").read_text()),
     ]

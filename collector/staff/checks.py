@@ -2,7 +2,7 @@
 checks themselves (added from a small list, removed while unused), and how each one went.
 
 The rules that show and score checks live in the voting function
-(``collector/voting/sql/vote_v4.sql``); the list is read by
+(``collector/voting/sql/vote_v5.sql``); the list is read by
 :func:`collector.studies.importing.parse_checks` and stored by
 :mod:`collector.studies.attention_checks`.
 

@@ -1,6 +1,6 @@
 """A study's attention checks: comparisons with a known answer (an obviously related pair against
 an obviously unrelated one), shown to each voter once in ``Study.check_every`` comparisons by the
-voting function (``collector/voting/sql/vote_v4.sql``) and answered into ``CheckAnswer``, never
+voting function (``collector/voting/sql/vote_v5.sql``) and answered into ``CheckAnswer``, never
 into a vote or a score. Here: adding them from a list, removing unused ones, copying them to a
 duplicated study, and the figures per check.
 """

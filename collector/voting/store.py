@@ -1,7 +1,7 @@
 """Handing out comparisons and recording votes: Python's side of the voting rules.
 
-The rules live in one SQL function, ``collector_vote_v4`` (``sql/vote_v4.sql``, created by
-migration 0013): in one round trip it stores a vote (or an attention check's answer) or says
+The rules live in one SQL function, ``collector_vote_v5`` (``sql/vote_v5.sql``, created by
+migration 0033): in one round trip it stores a vote (or an attention check's answer) or says
 exactly why not, and hands the voter their next comparison (or check). This module calls it,
 reading its columns by name, turns a refusal into :class:`VoteRejected` (an HTTP status and a
 message) and tells the lifecycle when a ballot may have received its last vote. Excluding a
@@ -241,7 +241,7 @@ class VoterToken(NamedTuple):
 
 
 class _Result(NamedTuple):
-    """What Python reads of a ``collector_vote_v4`` row (:data:`_COLUMNS` names its columns)."""
+    """What Python reads of a ``collector_vote_v5`` row (:data:`_COLUMNS` names its columns)."""
 
     outcome: str
     voter: int | None
@@ -280,7 +280,7 @@ assert tuple(_COLUMNS) == _Result._fields[: len(_COLUMNS)]
 _SIDE = ("item", "index", "a", "a_text", "b", "b_text")  # a Side's columns: l_* and r_*
 _SELECTED = (*_COLUMNS.values(), *(f"l_{c}" for c in _SIDE), *(f"r_{c}" for c in _SIDE))
 _VOTE_SQL = (
-    f"SELECT {', '.join(_SELECTED)} FROM collector_vote_v4(%s::text, %s::bigint, %s::text,"
+    f"SELECT {', '.join(_SELECTED)} FROM collector_vote_v5(%s::text, %s::bigint, %s::text,"
     " %s::bigint, %s::varchar, %s::integer, %s::timestamptz, %s::boolean, %s::integer,"
     " %s::float8)"
 )

@@ -66,4 +66,4 @@ def test_vote_and_next_itself_is_a_handful_of_statements(make_study, n_items, m)
     assert created and nxt.comparison is not None
     sql = [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
     assert len(sql) == statements(n_items, m, savepoints=False), "\n".join(sql)
-    assert "collector_vote_v4(" in sql[0]
+    assert "collector_vote_v5(" in sql[0]

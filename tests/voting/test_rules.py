@@ -1,4 +1,4 @@
-"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v4.
+"""Every voting rule, once, against the one implementation: the SQL function collector_vote_v5.
 
 These tests commit (``transaction=True``), as the web server does: each call of the function is
 its own transaction, so what it stores or refuses is seen as another request would see it.
@@ -6,6 +6,7 @@ its own transaction, so what it stores or refuses is seen as another request wou
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import pytest
@@ -14,10 +15,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from collector.management.commands._common import wait_until_closed
-from collector.models import Ballot, Comparison, Vote, Voter
+from collector.models import Ballot, CheckAnswer, Comparison, Vote, Voter
 from collector.studies import lifecycle
 from collector.voting import store
 from collector.voting.store import VoteRejected, VoterToken
+from tests.factories import add_checks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,33 +40,59 @@ def test_a_vote_and_the_next_claim_are_one_statement(make_study):
     c = store.next_comparison(voter)
     with CaptureQueriesContext(connection) as ctx:
         stored, created, nxt = store.vote_and_next(VoterToken(voter.token, "one"), c.id, "left")
-    assert len(ctx.captured_queries) == 1 and "collector_vote_v4" in ctx.captured_queries[0]["sql"]
+    assert len(ctx.captured_queries) == 1 and "collector_vote_v5" in ctx.captured_queries[0]["sql"]
     assert created and Vote.objects.get(id=stored.id).comparison_id == c.id
     assert Comparison.objects.get(id=c.id).status == "answered"
     assert nxt.pair is not None and Comparison.objects.get(id=nxt.pair.id).leased_to_id == voter.id
 
 
-def claim_start(voter_id: int, answered: int, size: int) -> int:
+def spread(voter: Voter) -> int:
+    """The voter's own number the function spreads them by: the first 12 hex digits of the md5 of
+    their participant id, or of their pseudonym when they have none (never their database id)."""
+    return int(hashlib.md5((voter.participant or voter.pseudonym).encode()).hexdigest()[:12], 16)
+
+
+def claim_start(voter: Voter, answered: int, size: int) -> int:
     """The slot from which the function starts a voter's claim: a fixed hash, not a random draw."""
-    return (voter_id * 2654435761 + answered * 2246822519) % size
+    return (spread(voter) * 2654435761 + answered * 2246822519) % size
 
 
-def test_a_claim_starts_at_the_voters_hashed_slot(make_study):
+@pytest.mark.parametrize("participant", ["", "p-7"], ids=["anonymous", "participant"])
+def test_a_claim_starts_at_the_voters_hashed_slot(make_study, participant):
     study = make_study(slug="spread", n_items=40, m=4)
     size = Ballot.objects.get(study=study).n_comparisons
-    voter = Voter.objects.create(study=study)
+    voter = Voter.objects.create(study=study, participant=participant)
     c = store.next_comparison(voter)
-    assert Comparison.objects.get(id=c.id).slot == claim_start(voter.id, 0, size)
+    assert Comparison.objects.get(id=c.id).slot == claim_start(voter, 0, size)
     _stored, _created, nxt = store.vote_and_next(voter, c.id, "left")
-    assert Comparison.objects.get(id=nxt.pair.id).slot == claim_start(voter.id, 1, size)
+    assert Comparison.objects.get(id=nxt.pair.id).slot == claim_start(voter, 1, size)
+
+
+def test_a_voters_checks_fall_and_face_as_their_spread_says(make_study):
+    """Block b of R shown items holds its check at position 1 + hash(spread, b) mod (R - 1); a
+    voter's n-th check (from 0) has its related pair on the left when spread + n is even."""
+    study = make_study(slug="checks", n_items=60, m=4, cap=40)
+    add_checks(study, 2, every=5)
+    voter = Voter.objects.create(study=study, participant="p-checks")
+    shown: list[bool] = []  # True: a check
+    a = store.next_assignment(voter)
+    while a.pair is not None:
+        shown.append(a.pair.left.item_index == -1)
+        _vote, _created, a = store.vote_and_next(voter, a.pair.id, "left")
+    s = spread(voter)
+    checks = [k for k, is_check in enumerate(shown) if is_check]
+    assert len(checks) >= 9
+    assert checks == [5 * b + 1 + (s * 2246822519 + b * 3266489917) % 4 for b in range(len(checks))]
+    sides = CheckAnswer.objects.filter(voter=voter).order_by("id").values_list("related_left")
+    assert [left for (left,) in sides] == [(s + n) % 2 == 0 for n in range(len(checks))]
 
 
 def test_a_claim_wraps_around_to_the_lowest_open_slot(study):
     ballot = Ballot.objects.get(study=study)
     size = ballot.n_comparisons
     voters = (Voter.objects.create(study=study) for _ in range(50))
-    voter = next(v for v in voters if claim_start(v.id, 0, size) >= 2)
-    start = claim_start(voter.id, 0, size)
+    voter = next(v for v in voters if claim_start(v, 0, size) >= 2)
+    start = claim_start(voter, 0, size)
     assert Comparison.objects.get(id=store.next_comparison(voter).id).slot == start
     # Nothing claimable from that slot on: the claim wraps around to the lowest open slot.
     Comparison.objects.filter(ballot=ballot, slot__gte=start).update(status="void")

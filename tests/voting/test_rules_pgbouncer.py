@@ -2,7 +2,7 @@
 
 The rule tests are collected here a second time (their names are the same: this module's are the
 "pgbouncer" run, test_rules.py's the direct one), with this process's Django connection pointed at
-a real pgbouncer (tests/pgbouncer.py): the common vote and each refusal of collector_vote_v4
+a real pgbouncer (tests/pgbouncer.py): the common vote and each refusal of collector_vote_v5
 (unknown_voter, wrong_study, no_comparison, answered_differently, answered_by_other,
 tie_not_allowed, voided, ballot_closed, not_leased, quota_reached) commit through the pooler, one
 transaction per statement, as behind a deployed PgBouncer.

@@ -30,8 +30,9 @@ SHIPPED = {
     "history/vote_v2.sql": "2d2f68bd346e8f7f53f86de626e70448d9eed984fb701c53d1275090d26ad117",
     "history/vote_v3.sql": "9fc6fd05d81d4cec4e0f4998f57ef3e5e2c32bbbffe2f416d69aac956515c079",
     "exclude_voter.sql": "94279a705713fbbd7edbaa4fde3d7a4c628891ce68e86b639146b8f4326d968e",
-    "vote_v4.sql": "0cff16408fa6c3b567096e8c883ab262a143129dcbc3c5d48cf8dbf75ab41e29",
-}  # 0004, 0006, 0009 (v3 and exclude_voter), 0013
+    "history/vote_v4.sql": "0cff16408fa6c3b567096e8c883ab262a143129dcbc3c5d48cf8dbf75ab41e29",
+    "vote_v5.sql": "fc8008f33a8c40dd0f23723b204afb39b5331c9e8705fbfe3821ea39749302dd",
+}  # 0004, 0006, 0009 (v3 and exclude_voter), 0013, 0033
 # The same for SQL files elsewhere in collector/ (relative to it).
 SHIPPED_ELSEWHERE = {
     "audit/sql/audit_append_only.sql": (
@@ -39,8 +40,8 @@ SHIPPED_ELSEWHERE = {
     ),
 }  # 0021
 COLLECTOR = SQL.parent.parent
-V4 = (
-    "collector_vote_v4(text, bigint, text, bigint, varchar, integer, timestamptz, boolean,"
+V5 = (
+    "collector_vote_v5(text, bigint, text, bigint, varchar, integer, timestamptz, boolean,"
     " integer, double precision)"
 )
 
@@ -77,21 +78,26 @@ def test_every_sql_file_a_migration_reads_is_byte_for_byte_what_it_shipped(monke
 
 def test_the_live_folder_holds_one_vote_function_the_one_python_calls():
     live = sorted(p.name for p in SQL.glob("vote_v*.sql"))
-    assert live == ["vote_v4.sql"]
-    assert "collector_vote_v4(" in store._VOTE_SQL
+    assert live == ["vote_v5.sql"]
+    assert "collector_vote_v5(" in store._VOTE_SQL
     kept = sorted(p.name for p in (SQL / "history").glob("*.sql"))
-    assert kept == ["vote_v1.sql", "vote_v2.sql", "vote_v3.sql"]
+    assert kept == ["vote_v1.sql", "vote_v2.sql", "vote_v3.sql", "vote_v4.sql"]
 
 
 def functions_in(text: str) -> list[str]:
     return re.findall(r"CREATE OR REPLACE FUNCTION (\w+)\(", text)
 
 
-@pytest.mark.parametrize("name", ["vote_v4.sql", "exclude_voter.sql"])
+@pytest.mark.parametrize("name", ["vote_v5.sql", "exclude_voter.sql"])
 def test_each_installed_function_is_exactly_its_file(name):
     """The file, created afresh in a scratch schema, and the installed function have the same
     definition (pg_get_functiondef: arguments, result columns, body)."""
-    text = (SQL / name).read_text()
+    assert_installed_as_in((SQL / name).read_text())
+
+
+def assert_installed_as_in(text: str) -> None:
+    """The one function ``text`` creates is installed (in public) exactly as ``text`` creates
+    it."""
     (function,) = functions_in(text)
     with connection.cursor() as cur:
         cur.execute("CREATE SCHEMA sql_file_check")
@@ -108,6 +114,8 @@ def test_each_installed_function_is_exactly_its_file(name):
         (installed,) = cur.fetchone()
         cur.execute("SELECT pg_get_functiondef(%s)", [found["sql_file_check"]])
         (from_file,) = cur.fetchone()
+        cur.execute("DROP SCHEMA sql_file_check CASCADE")
+        cur.execute("SET LOCAL search_path TO DEFAULT")
     assert installed == from_file.replace(f"sql_file_check.{function}(", f"public.{function}(")
 
 
@@ -133,8 +141,8 @@ def test_python_reads_the_vote_function_by_column_name_whatever_else_it_returns(
     shipped_v3 = (SQL / "history" / "vote_v3.sql").read_text()
     assert "OUT is_check boolean, OUT address_full boolean" in shipped_v3
     with connection.cursor() as cur:
-        cur.execute(f"DROP FUNCTION {V4}")
-        cur.execute(shipped_v3.replace("collector_vote_v3", "collector_vote_v4"))
+        cur.execute(f"DROP FUNCTION {V5}")
+        cur.execute(shipped_v3.replace("collector_vote_v3", "collector_vote_v5"))
     first = store.next_assignment(voter)
     assert first.pair is not None and (first.answered, first.quota) == (0, 5)
     vote, created, after = store.vote_and_next(voter, first.pair.id, "right", 1234)
@@ -159,7 +167,7 @@ def installed_vote_functions() -> list[str]:
 
 
 def test_migration_0013_reverses_to_the_function_0009_shipped_and_forward_again(study):
-    assert installed_vote_functions() == ["collector_vote_v4"]
+    assert installed_vote_functions() == ["collector_vote_v5"]
     v4 = importlib.import_module("collector.migrations.0013_vote_function_v4").Migration
     (before,) = v4.dependencies  # the migration just before it
     with connection.cursor() as cur:  # the fixture's rows: their checks now, not at commit,
@@ -177,9 +185,24 @@ def test_migration_0013_reverses_to_the_function_0009_shipped_and_forward_again(
         (columns,) = cur.fetchone()
     assert {"is_check", "address_full"} <= set(columns)  # as 0009 shipped it
     call_command("migrate", "collector", verbosity=0)
-    assert installed_vote_functions() == ["collector_vote_v4"]
+    assert installed_vote_functions() == ["collector_vote_v5"]
     assert Study.objects.get(pk=study.pk).paused_at == archived_at
     newcomer = store.next_assignment(Voter.objects.create(study=study))
     assert newcomer.pair is None and newcomer.paused
     Study.objects.filter(pk=study.pk).update(archived_at=None, paused_at=None)
     assert store.next_assignment(Voter.objects.create(study=study)).pair is not None
+
+
+def test_migration_0033_reverses_to_the_function_0013_shipped_and_forward_again(study, voter):
+    assert installed_vote_functions() == ["collector_vote_v5"]
+    v5 = importlib.import_module("collector.migrations.0033_vote_function_v5").Migration
+    (before,) = v5.dependencies  # the migration just before it
+    with connection.cursor() as cur:  # the fixture's rows: their checks now, not at commit,
+        cur.execute("SET CONSTRAINTS ALL IMMEDIATE")  # so later migrations may alter tables
+    call_command("migrate", *before, verbosity=0)
+    assert installed_vote_functions() == ["collector_vote_v4"]
+    assert_installed_as_in((SQL / "history" / "vote_v4.sql").read_text())
+    call_command("migrate", "collector", verbosity=0)
+    assert installed_vote_functions() == ["collector_vote_v5"]
+    assert_installed_as_in((SQL / "vote_v5.sql").read_text())
+    assert store.next_assignment(voter).pair is not None
