@@ -152,10 +152,15 @@ class Export:  # rows name every field
             return False
         return not (self.finished_only and study.status != Study.Status.FINISHED)
 
-    def listed(self, study: Study) -> bool:
+    def listed(self, study: Study, asked: dict[Callable[[Study], bool], bool]) -> bool:
         """Whether the study page lists the file now: the study has it, and it holds something
-        (``ready``: an interim ranking after a ballot has closed)."""
-        return self.available(study) and (self.ready is None or self.ready(study))
+        (``ready``: an interim ranking after a ballot has closed); ``asked`` keeps the answers of
+        the ``ready`` functions asked for the page already (two files, one question)."""
+        if not self.available(study) or self.ready is None:
+            return self.available(study)
+        if self.ready not in asked:
+            asked[self.ready] = self.ready(study)
+        return asked[self.ready]
 
 
 def _fixed(columns: list[str]) -> Callable[[Study], list[str]]:
@@ -287,7 +292,7 @@ EXPORTS: tuple[Export, ...] = (
         permission=access.VIEW,
         release=True,
         title="Gold grouped by target (CSV)",
-        description="A target study's gold grouped by target.",
+        description="A target study's gold: query, candidate, score (0-10 in each target).",
         targets_only=True,
         finished_only=True,
     ),

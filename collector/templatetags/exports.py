@@ -9,6 +9,7 @@ those its user may read, so a viewer sees no link to a participant-data file):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import template
@@ -28,6 +29,7 @@ def readable_exports(context: dict[str, Any], study: Study) -> frozenset[str]:
 @register.simple_tag(takes_context=True)
 def study_exports(context: dict[str, Any], study: Study) -> list[dict[str, Any]]:
     readable = registry.readable(context["request"].user, study)
+    asked: dict[Callable[[Study], bool], bool] = {}
     return [
         {
             "export": export,
@@ -35,5 +37,5 @@ def study_exports(context: dict[str, Any], study: Study) -> list[dict[str, Any]]
             "api": reverse(export.api.url_name, args=[study.slug]) if export.api else None,
         }
         for export in registry.EXPORTS
-        if export.name in readable and export.listed(study)
+        if export.name in readable and export.listed(study, asked)
     ]

@@ -57,5 +57,6 @@ def test_the_watch_pages_queries_do_not_grow_with_the_study(closes_in_process, c
     # live.json: the pace reads the open ballot and the voters' flags (two queries); the study
     # page and live.json read the reliability rows (two: the newest, and the latest stored while
     # the newest computes), the figures page the latest stored one; the study page also reads
-    # its Prolific link and the survivors' items, a fixed number of queries each.
-    assert counts(client, small) == counts(client, large) == [16, 12, 10, 4, 12]
+    # its Prolific link, the survivors' items and, for its list of files, whether a ballot has
+    # closed and a model is evaluated: a fixed number of queries each.
+    assert counts(client, small) == counts(client, large) == [18, 12, 10, 4, 12]

@@ -322,8 +322,7 @@ def test_a_target_study_of_real_words_runs_end_to_end(
         v1, v2 = tally[row["candidate_1"]], tally[row["candidate_2"]]
         assert (int(row["votes_1"]), int(row["votes_2"]), int(row["ties"])) == (v1, v2, 0)
         assert float(row["r"]) == pytest.approx(v1 / (v1 + v2))
-    grouped = rows_of(download(page, "Gold grouped by target (query,candidate,score; scores 0-10 "
-                                     "within each target)", tmp_path))  # fmt: skip
+    grouped = rows_of(download(page, "Gold grouped by target (CSV)", tmp_path))
     assert {(g["query"], g["candidate"]) for g in grouped} == set(listed)
 
     # --- A model evaluated: GloVe 6B 50d, uploaded on the study page ------------------------
