@@ -29,10 +29,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from django.db.models import Case, F, Max, QuerySet, Sum, When
+from django.db.models import Case, F, Max, QuerySet, When
 
 from collector.csv_cells import csv_lines
 from collector.models import Item, Study, Vote
+from collector.reports.tables import item_totals
 from collector.studies.designs import ballots_run
 from collector.studies.lifecycle import require_finished
 
@@ -96,13 +97,7 @@ def _ranking_query(study: Study, xs: dict[str, Any]) -> QuerySet[Any]:
     targets = ("area__name", "token_b__text", "kind", "rank_in_target") if study.targets else ()
     return (
         Item.objects.filter(study=study)
-        .annotate(
-            last_ballot=Max("scores__ballot__number"),
-            n_appearances=Sum("scores__appearances"),
-            n_wins=Sum("scores__wins"),
-            n_ties=Sum("scores__ties"),
-            **xs,
-        )
+        .annotate(**item_totals(), **xs)
         .order_by("final_rank")
         .values_list(
             "final_rank",

@@ -21,18 +21,24 @@ TARGET_RANKING_HEADER = [
 ]  # fmt: skip
 
 
+def item_totals() -> dict[str, Any]:
+    """An item's figures summed over the ballots it was in, as annotations: its last ballot, and
+    its appearances, wins and ties (the ranking's columns, on the page and in ranking.csv)."""
+    return {
+        "last_ballot": Max("scores__ballot__number"),
+        "n_appearances": Sum("scores__appearances"),
+        "n_wins": Sum("scores__wins"),
+        "n_ties": Sum("scores__ties"),
+    }
+
+
 def target_ranking(study: Study, target: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """One target's final ranking, best first, ``rank_in_target`` first (the page's table; the
     CSV has every column): its best ``RANKING_ROWS_SHOWN`` candidates."""
     area = Area.objects.get(study=study, name=target)
     rows = (
-        Item.objects.filter(area=area, final_rank__isnull=False)
-        .annotate(
-            last_ballot=Max("scores__ballot__number"),
-            n_appearances=Sum("scores__appearances"),
-            n_wins=Sum("scores__wins"),
-            n_ties=Sum("scores__ties"),
-        )
+        Item.objects.filter(area=area, final_rank__isnull=False)  # type: ignore[misc]
+        .annotate(**item_totals())
         .order_by("rank_in_target")
         .values_list("rank_in_target", "token_b__text", "kind", "final_score", "final_rank",
                      "index", "last_ballot", "n_appearances", "n_wins", "n_ties")
