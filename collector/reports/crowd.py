@@ -52,16 +52,19 @@ class NotEnoughVotes(Exception):
 
 
 def fitted_crowd(study: Study) -> dict[str, Any]:
-    """The study's fitted crowd: ``{"model": CrowdModel dict, "summary": {...}}`` (cached).
+    """The study's fitted crowd: ``{"model": CrowdModel dict, "summary": {...}}`` (cached),
+    the summary naming the vote set it was fitted from (``vote_set``).
 
     Raises :class:`NotEnoughVotes` under ``MIN_VOTES`` trusted votes.
     """
-    # The key from one count: new votes change the first figure, an exclusion (of a voter with
-    # votes) the second.
+    # The key from one count and the vote set: new votes change the first figure, an exclusion
+    # (of a voter with votes) the second, and a deletion's withdrawn votes or a rescore the vote
+    # set (so a withdrawn voter's row is never served from the cache, whatever arrived since).
     counts = Vote.objects.filter(ballot__study=study).aggregate(
         every=Count("id"), trusted=Count("id", filter=Q(voter__excluded_at__isnull=True))
     )
-    key = f"crowd-fit:v2:{study.pk}:{counts['every']}:{counts['trusted']}"
+    vote_set = Study.objects.filter(pk=study.pk).values_list("vote_set", flat=True).get()
+    key = f"crowd-fit:v3:{study.pk}:{vote_set}:{counts['every']}:{counts['trusted']}"
     if (found := cache.get(key)) is not None:
         return found
     rows = bulk_sql.study_votes(study.pk).trusted()
@@ -83,7 +86,11 @@ def fitted_crowd(study: Study) -> dict[str, Any]:
     model = fit.crowd_model(source=f"study {study.slug}")
     result = {
         "model": model.to_dict(),
-        "summary": {**fit.summary(), "votes_in_study": int(rows.voter.size)},
+        "summary": {
+            **fit.summary(),
+            "votes_in_study": int(rows.voter.size),
+            "vote_set": vote_set,
+        },
     }
     cache.set(key, result, timeout=24 * 3600)
     return result
