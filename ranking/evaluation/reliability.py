@@ -114,7 +114,8 @@ class HalfCorrelation:
     corrected : float or None
         :func:`spearman_brown` of ``mean``: the whole crowd's reliability.
     low, high : float or None
-        2.5th and 97.5th percentiles of ``values``.
+        2.5th and 97.5th percentiles of ``values``, widened to hold ``mean`` (one outlying split
+        can pull the mean outside them).
     corrected_low, corrected_high : float or None
         The same percentiles, Spearman-Brown corrected (the correction is monotone).
     """
@@ -135,6 +136,7 @@ class HalfCorrelation:
             return cls(array, None, None, None, None, None, None)
         mean = float(finite.mean())
         low, high = (float(v) for v in np.percentile(finite, [2.5, 97.5]))
+        low, high = min(low, mean), max(high, mean)
         return cls(
             array, mean, spearman_brown(mean), low, high, spearman_brown(low), spearman_brown(high)
         )

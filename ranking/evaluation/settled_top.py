@@ -182,8 +182,9 @@ class TopK:
     def overlap_interval(self, level: float = INTERVAL) -> tuple[int, int] | None:
         """The equal-tailed ``level`` interval ``[low, high]`` of the number of the current top
         ``k`` in the true top ``k`` over the draws (:attr:`overlap`): at most ``(1 - level) / 2``
-        of the draws below ``low`` and at most as many above ``high``; None without the draws'
-        counts."""
+        of the draws below ``low`` and at most as many above ``high``, widened to hold its own
+        estimate (:attr:`expected_overlap`, rounded outwards) when skewed draws or the
+        calibration map would leave it out; None without the draws' counts."""
         if not 0.0 < level < 1.0:
             raise ValueError(f"level must lie in (0, 1), got {level!r}")
         if self.overlap is None or self.overlap.sum() == 0:
@@ -192,6 +193,9 @@ class TopK:
         cdf = np.cumsum(self.overlap) / self.overlap.sum()
         low = int(np.searchsorted(cdf, tail + 1e-9, side="right"))
         high = int(np.searchsorted(cdf, 1.0 - tail - 1e-9, side="left"))
+        expected = self.expected_overlap
+        low = min(low, int(np.floor(expected + 1e-9)))
+        high = max(high, int(np.ceil(expected - 1e-9)))
         return low, min(high, self.k)
 
     @property

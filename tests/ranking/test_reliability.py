@@ -9,6 +9,7 @@ import pytest
 from ranking import StudyVotes, rescore
 from ranking.crowd import underlying_similarity
 from ranking.evaluation.reliability import (
+    HalfCorrelation,
     both_orientations,
     reliability_matrix,
     spearman_brown,
@@ -232,3 +233,12 @@ def test_alpha_per_target_and_its_macro_mean() -> None:
     assert macro.alpha == pytest.approx(np.mean([t.alpha for t in targets]))
     agreed = sum(t.unanimous * t.units for t in targets)
     assert macro.unanimous == pytest.approx(agreed / macro.units)
+
+
+def test_the_split_half_range_holds_its_mean_when_one_split_lies_far_off() -> None:
+    # 99 splits at 0.9 and one at -1: the mean, 0.881, is below the 2.5th percentile, 0.9.
+    half = HalfCorrelation.of([0.9] * 99 + [-1.0])
+    assert half.mean == pytest.approx(0.881)
+    assert (half.low, half.high) == (pytest.approx(0.881), pytest.approx(0.9))
+    assert half.corrected_low == pytest.approx(spearman_brown(0.881))
+    assert half.corrected_low <= half.corrected <= half.corrected_high

@@ -73,6 +73,12 @@ def test_the_interval_of_the_number_right_is_its_central_quantiles_and_covers_li
     assert TopK(4, None, np.arange(4), np.ones(4), np.ones(4), 0.95).overlap_interval() is None
     with pytest.raises(ValueError, match="level"):
         top.overlap_interval(1.0)
+    # Skewed draws (96 of 100 give 20 right, 4 give 15) with an expected 19.8: the central 90%
+    # is 20 alone, widened to hold the estimate.
+    skewed = np.zeros(21, dtype=np.int64)
+    skewed[[15, 20]] = [4, 96]
+    top = TopK(20, None, np.arange(20), np.full(20, 0.99), np.full(20, 0.99), 0.95, skewed)
+    assert top.expected_overlap == pytest.approx(19.8) and top.overlap_interval() == (19, 20)
     # Numbers right drawn from the same distribution as 200 draws' fall in their 90% interval
     # about 90% of the time (at least: a discrete interval holds its end points).
     rng = np.random.default_rng(7)
