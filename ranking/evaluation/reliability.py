@@ -46,7 +46,6 @@ __all__ = [
     "SplitHalf",
     "StudyReliability",
     "VoteAlpha",
-    "both_orientations",
     "reliability_matrix",
     "split_half",
     "split_voters",
@@ -392,24 +391,6 @@ def _units(votes: StudyVotes) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     unit_keys = pair_keys[is_unit]
     pairs = np.column_stack([unit_keys // n, unit_keys % n]).astype(np.int64)
     return voter[keep], unit_of_key[inverse[keep]].astype(np.int64), value[keep], pairs
-
-
-def both_orientations(matrix: npt.ArrayLike) -> FloatArray:
-    """The reliability data with every unit twice: as given, then with ``first`` and ``second``
-    swapped (the pair's items the other way round); ``tie`` and NaN stay.
-
-    Parameters
-    ----------
-    matrix : array_like of float, shape (n_voters, units)
-        Values of :data:`CHOICES` (0, 1, 2) or NaN, as :func:`reliability_matrix` gives them.
-
-    Returns
-    -------
-    numpy.ndarray of float64, shape (n_voters, 2 * units)
-    """
-    data = np.asarray(matrix, dtype=np.float64)
-    swapped = np.where(data == 0, 1.0, np.where(data == 1, 0.0, data))
-    return np.hstack([data, swapped])
 
 
 def _alpha(voter: IntArray, unit: IntArray, value: IntArray, units: int) -> VoteAlpha:
