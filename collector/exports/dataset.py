@@ -27,6 +27,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Count, Max, Min
 
 from collector.csv_cells import tsv_lines
+from collector.evaluation.study_data import gold_provenance
 from collector.exports.options import Options
 from collector.exports.study_files import CHUNK, gold_scaled
 from collector.exports.target_files import target_design
@@ -83,7 +84,7 @@ GOLD_COLUMNS = ["token_a", "token_b", "score"]
 CARD_KEYS = [
     "name", "slug", "question", "licence", "design", "design_options", "estimator", "parameters",
     "counts", "dates", "files", "spreadsheet_safety", "gold_score", "metrics", "counts_explained",
-    "reliability", "stale", "reliability_explained",
+    "reliability", "stale", "reliability_explained", "simulated",
 ]  # fmt: skip
 TARGET_CARD_KEYS = ["study_kind", "target_design"]
 
@@ -203,6 +204,8 @@ def dataset_card(study: Study, *, base_url: str = "") -> dict[str, Any]:
     card["reliability"] = latest_report(study)
     card["stale"] = vote_sets.as_json(vote_sets.stale_figures(study))
     card["reliability_explained"] = RELIABILITY
+    # How many of its votes the simulated crowd gave (manage.py simulate_votes), and what it means.
+    card["simulated"] = gold_provenance(study)
     if study.targets:
         card["study_kind"] = "targets"
         card["target_design"] = target_design(study)

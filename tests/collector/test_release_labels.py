@@ -84,6 +84,13 @@ def test_a_release_of_simulated_votes_says_so_in_every_file_and_on_its_page(
     ]
     assert said in metadata.annotator_demographics[0]
     assert "manage.py simulate_votes" in metadata.machine_annotation_tools[0]
+    dataset = json.loads((got["out"] / "dataset.json").read_text())["simulated"]
+    assert (dataset["votes"], dataset["simulated_votes"], dataset["simulated"]) == (
+        votes,
+        votes,
+        True,
+    )
+    assert f"all {votes:,} votes of this study come from a simulated crowd" in dataset["warning"]
     client.logout()
     page = client.get(f"/d/{finished.slug}/1.0.0/").content.decode()
     assert f'<p class="simulated" role="note">Simulated data: {said}' in page
@@ -102,6 +109,8 @@ def test_a_mixed_crowd_is_counted_and_labelled_both_crowdsourced_and_machine_gen
     assert said in got["cff"]["abstract"]
     assert len(got["metadata"].data_collection_type) == 2
     assert said in got["croissant"]["description"]
+    dataset = json.loads((got["out"] / "dataset.json").read_text())["simulated"]
+    assert (dataset["votes"], dataset["simulated_votes"]) == (votes, simulated)
     client.logout()
     assert said in client.get(f"/d/{finished.slug}/1.0.0/").content.decode()
 
