@@ -158,19 +158,21 @@ def declined(request: HttpRequest, study: Study) -> HttpResponse:
     id), so that they get the code again if they come back; of anyone else nothing.
 
     A GET stores nothing: it goes to the study link, whose consent page has the form (so that
-    no link or image elsewhere can decline for a participant)."""
+    no link or image elsewhere can decline for a participant). Over the voting limits the page
+    still gives the code, storing nothing."""
     who = identity.identify(request.GET)
     if (gone := forgotten.returning(request, study, who)) is not None:
         return _deleted_page(request, study, gone)
     if request.method != "POST":
         query = f"?{request.GET.urlencode()}" if request.GET else ""
         return redirect(reverse("voting:study", kwargs={"slug": study.slug}) + query)
-    if busy := admission.busy_page(request, study):
-        return busy
-    if lifecycle.takes_voters(study):
+    # Over the voting limits nothing is stored, but the way out is the same: the no-consent
+    # code never depends on a stored row, so a decliner is never left without it.
+    stored = admission.busy_page(request, study) is None and lifecycle.takes_voters(study)
+    if stored:
         identity.decline(study, who)
     exit_ = exits.way_out(study, Outcome.NO_CONSENT, who.platform_data)
-    context = {"study": study, "exit": exit_, "recorded": bool(who.participant)}
+    context = {"study": study, "exit": exit_, "recorded": stored and bool(who.participant)}
     return render(request, "voting/declined.html", context)
 
 
