@@ -5,6 +5,7 @@ reconciliation approves and pays exactly what was earned, once."""
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from decimal import Decimal
 from urllib.parse import urlsplit
@@ -12,11 +13,12 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection, transaction
 from django.test import Client
 
 from collector import jobs
 from collector.models import AuditEntry, Ballot, ProlificLink, ProlificPayment, Study, Voter
-from collector.prolific import linking, paying, waves
+from collector.prolific import asking, linking, paying, waves
 from collector.prolific.client import ProlificClient, ProlificError
 from collector.prolific.fake import FakeProlific
 from collector.studies import lifecycle, members
@@ -294,6 +296,33 @@ def test_a_lost_job_is_sent_again_and_a_retried_job_never_adds_places_twice(fake
     assert prolific.places == places and prolific.place_changes == []
     assert prolific.transitions == ["PUBLISH"]
     assert waves.resend_due() == 0  # done: nothing to send
+
+
+def test_a_change_of_the_ballots_never_waits_for_a_job_talking_to_prolific(fake, sent):
+    study = factories.make_study(n_items=10, n_ballots=2, cap=5, open_first=False)
+    link = linking.create(study, _terms(), "http://testserver")
+    sent.lose = 1  # the job is only recorded as sent
+    holding, release = threading.Event(), threading.Event()
+
+    def job_in_progress() -> None:  # as waves.apply holds the row while Prolific answers
+        with transaction.atomic():
+            ProlificLink.objects.select_for_update().get(pk=link.pk)
+            holding.set()
+            release.wait(30)
+        connection.close()
+
+    worker = threading.Thread(target=job_in_progress)
+    worker.start()
+    assert holding.wait(30)
+    asked = threading.Thread(target=lambda: (asking.request(study.pk), connection.close()))
+    asked.start()
+    asked.join(20)  # a deadline, not a speed: a request that waits for the lock is still alive
+    blocked = asked.is_alive()
+    release.set()
+    worker.join(30)
+    asked.join(30)
+    assert not blocked and sent.sent == [link.pk]
+    assert ProlificLink.objects.get(pk=link.pk).sent_at is None  # the locked row kept its stamps
 
 
 def test_a_refused_transition_is_shown_on_the_study_page_and_never_blocks_a_close(

@@ -316,9 +316,7 @@ def test_declining_on_the_consent_page_counts_as_a_registration(make_study, rate
     over the limit it stores nothing but still gives the no-consent code."""
     rates(register="2/hour")
     study = make_study()
-    declines = [
-        Client().post(f"/s/{study.slug}/declined/?PROLIFIC_PID=pp-{n}") for n in range(3)
-    ]
+    declines = [Client().post(f"/s/{study.slug}/declined/?PROLIFIC_PID=pp-{n}") for n in range(3)]
     assert [d.status_code for d in declines] == [200, 200, 200]
     assert all(study.no_consent_code in d.content.decode() for d in declines)
     assert Voter.objects.filter(study=study).count() == 2  # the third stored nothing
