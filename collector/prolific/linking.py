@@ -9,12 +9,13 @@ import math
 from dataclasses import dataclass
 from statistics import median
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from collector.models import Ballot, ProlificLink, Study, Vote
 from collector.prolific.client import ProlificClient
 
 __all__ = [
+    "AlreadyLinked",
     "MEASURED_AFTER",
     "MINIMUM_HOURLY",
     "Terms",
@@ -33,6 +34,18 @@ __all__ = [
 MINIMUM_HOURLY = 600
 # Answers timed before the measured time per answer replaces the planned one.
 MEASURED_AFTER = 20
+# pg_advisory_xact_lock(space, study id): one creation of a study's Prolific study at a time.
+_CREATE_LOCK = 734_212
+
+
+class AlreadyLinked(Exception):
+    """The study has its Prolific study already (a second press while the first was sent)."""
+
+    def __init__(self, link: ProlificLink) -> None:
+        super().__init__(f"Prolific study {link.prolific_id} is linked to this study already.")
+        self.link = link
+
+
 PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
@@ -126,11 +139,18 @@ def study_body(study: Study, terms: Terms, base_url: str) -> dict[str, object]:
 
 
 def create(study: Study, terms: Terms, base_url: str) -> ProlificLink:
-    """Create the draft on Prolific and store its id (raises ``ProlificError``)."""
-    body = study_body(study, terms, base_url)
-    with ProlificClient() as client:
-        made = client.create_study(body)
-    return _store(study, str(made["id"]), terms, created_here=True, made=made)
+    """Create the draft on Prolific and store its id (raises ``ProlificError``), once: under a
+    lock of the study, a study linked meanwhile (two presses, two staff) raises
+    :class:`AlreadyLinked` and sends nothing."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_CREATE_LOCK, study.pk])
+        if (linked := ProlificLink.objects.filter(study=study).first()) is not None:
+            raise AlreadyLinked(linked)
+        body = study_body(study, terms, base_url)
+        with ProlificClient() as client:
+            made = client.create_study(body)
+        return _store(study, str(made["id"]), terms, created_here=True, made=made)
 
 
 def link_existing(study: Study, prolific_id: str, terms: Terms) -> ProlificLink:

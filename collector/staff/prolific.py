@@ -159,6 +159,8 @@ def create(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             made = linking.create(study, form.terms(), request.build_absolute_uri("/"))
             record(request, "prolific.create", study, prolific=made.prolific_id)
+    except linking.AlreadyLinked as e:
+        return _refused(request, slug, str(e))
     except client.ProlificError as e:
         return _refused(request, slug, f"Prolific refused: {e}")
     asking.request(study.pk)  # an open ballot recruits at once

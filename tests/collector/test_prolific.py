@@ -178,6 +178,14 @@ def test_the_test_prolific_refuses_what_prolific_refuses(client, fake, sent):
     assert api.study(link.prolific_id)["total_available_places"] == 5
 
 
+def test_the_prolific_study_is_created_once_however_often_it_is_asked(client, fake, sent):
+    study = factories.make_study(n_items=10, n_ballots=2, m=4, created_by=staff_user(client))
+    link = linking.create(study, _terms(), "http://testserver")
+    with pytest.raises(linking.AlreadyLinked, match=link.prolific_id):
+        linking.create(study, _terms(), "http://testserver")
+    assert list(fake.studies) == [link.prolific_id]
+
+
 def test_a_viewer_cannot_create_the_prolific_study(client, fake):
     owner = staff_user()
     study = factories.make_study(n_items=10, n_ballots=1, created_by=owner)
