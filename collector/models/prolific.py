@@ -57,7 +57,6 @@ class ProlificLink(models.Model):
     last_error_at = models.DateTimeField(null=True, blank=True)
     # The reconciliation: when last run, and what does not match (see collector.prolific.paying).
     synced_at = models.DateTimeField(null=True, blank=True)
-    sync_sent_at = models.DateTimeField(null=True, blank=True)
     mismatches = models.JSONField(default=list, blank=True)
 
     def __str__(self) -> str:
