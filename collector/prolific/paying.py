@@ -2,7 +2,8 @@
 
 It reads every page of the Prolific study's submissions and matches each to its voter by the
 keyed hash of its participant id (:func:`collector.voting.participant_ids.participant_key`; the
-raw id is used in memory only). Then:
+raw id is used in memory only), or to what a participant whose data was deleted at their
+request had earned (:class:`collector.models.ForgottenParticipant`). Then:
 
 - a completed voter's submission awaiting review is approved (``bulk-approve``);
 - a partial voter's submission gets the promised partial amount as a bonus (set up in bulk, then
@@ -29,9 +30,9 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from collector.models import ProlificLink, ProlificPayment, Voter
+from collector.models import ForgottenParticipant, ProlificLink, ProlificPayment, Voter
 from collector.prolific.client import ProlificClient, ProlificError
-from collector.voting import store
+from collector.voting import exits
 from collector.voting.participant_ids import participant_key
 
 __all__ = ["Report", "reconcile"]
@@ -77,10 +78,11 @@ def _one_at_a_time(link_id: int) -> Iterator[bool]:
 
 
 def _outcome(voter: Voter) -> str | None:
-    if voter.declined_at is not None:
-        return "no_consent"
-    earned = store.standing(voter).outcome
-    return earned or ("partial" if voter.partial_at is not None else None)
+    """What the voter earned (:func:`collector.voting.exits.earned_exit`, the rule of every
+    code), or the partial code offered to them while they waited."""
+    if (earned := exits.earned_exit(voter.study, voter)) is not None:
+        return str(earned.outcome)
+    return "partial" if voter.partial_at is not None else None
 
 
 def reconcile(link: ProlificLink, *, dry_run: bool = False) -> Report:
@@ -99,25 +101,36 @@ def _reconcile(client: ProlificClient, link: ProlificLink, dry_run: bool) -> Rep
     report = Report(dry_run=dry_run)
     voters = {
         v.participant: v
-        for v in Voter.objects.filter(study=link.study, source=Voter.Source.PROLIFIC).exclude(
-            participant=""
-        )
+        for v in Voter.objects.filter(study=link.study, source=Voter.Source.PROLIFIC)
+        .exclude(participant="")
+        .select_related("study")
     }
+    # Participants whose data was deleted at their request keep what they earned: they are
+    # approved and paid as the others, with no voter row behind them.
+    forgotten = dict(
+        ForgottenParticipant.objects.filter(
+            study=link.study, source=Voter.Source.PROLIFIC
+        ).values_list("participant", "outcome")
+    )
     paid = {(p.kind, p.submission_id): p for p in link.payments.all()}
     status: dict[str, str] = {}
     seen: set[int] = set()
-    approve: list[tuple[str, Voter]] = []
-    bonus: list[tuple[str, Voter]] = []
+    approve: list[tuple[str, Voter | None]] = []
+    bonus: list[tuple[str, Voter | None]] = []
     for sub in client.submissions(link.prolific_id):
         report.submissions += 1
         sid, state = str(sub["id"]), str(sub.get("status", ""))
         status[sid] = state
-        voter = voters.get(participant_key(str(sub.get("participant_id", ""))))
-        if voter is None:
+        key = participant_key(str(sub.get("participant_id", "")))
+        voter = voters.get(key)
+        if voter is not None:
+            seen.add(voter.pk)
+            outcome = _outcome(voter)
+        elif key in forgotten:
+            outcome = forgotten[key] or None
+        else:
             report.mismatches.append(_mismatch("no_voter", sid, state))
             continue
-        seen.add(voter.pk)
-        outcome = _outcome(voter)
         if outcome == "complete" and state == AWAITING_REVIEW:
             if (Payment.Kind.APPROVAL, sid) not in paid:
                 approve.append((sid, voter))

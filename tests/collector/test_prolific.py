@@ -18,6 +18,7 @@ from django.test import Client
 
 from collector import jobs
 from collector.models import AuditEntry, Ballot, ProlificLink, ProlificPayment, Study, Voter
+from collector.participants.forgetting import forget_voter
 from collector.prolific import asking, linking, paying, waves
 from collector.prolific.client import ProlificClient, ProlificError
 from collector.prolific.fake import FakeProlific
@@ -284,6 +285,22 @@ def test_a_whole_study_over_three_ballots_recruits_in_waves_and_pays_exactly_wha
     assert len(fake.approvals) == 1 and len(fake.bonuses_paid) == 3
     assert ProlificPayment.objects.filter(state="done").count() == 4
     assert AuditEntry.objects.filter(action="prolific.transition").count() >= 7
+
+
+def test_a_participant_whose_data_was_deleted_is_approved_for_what_they_earned(fake, sent):
+    rng = np.random.default_rng(35)
+    study = factories.make_study(n_items=10, n_ballots=2, cap=4, open_first=False, seed=5)
+    link = linking.create(study, _terms(), "http://testserver")
+    lifecycle.open_ballot(study.ballots.get(number=1).pk)
+    sub, url = fake.arrive(link.prolific_id, "PID-GONE")
+    _visit(url)
+    voter = _voter(study, "PID-GONE")
+    assert _answer(voter, 4, rng) == 4 and store.standing(voter).outcome == "complete"
+    fake.finish(sub, "")  # came back without the code: awaiting review
+    assert forget_voter(voter.pk) is not None  # deleted at their request before the sync
+    report = paying.reconcile(ProlificLink.objects.get(pk=link.pk))
+    assert report.approved == 1 and report.mismatches == []
+    assert fake.approvals == [sub.id]
 
 
 def test_a_lost_job_is_sent_again_and_a_retried_job_never_adds_places_twice(fake, sent, settings):
