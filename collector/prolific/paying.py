@@ -28,8 +28,10 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection, transaction
+from django.http import HttpRequest
 from django.utils import timezone
 
+from collector.audit.trail import Actor, record
 from collector.models import ForgottenParticipant, ProlificLink, ProlificPayment, Voter
 from collector.prolific.client import ProlificClient, ProlificError
 from collector.voting import exits
@@ -85,16 +87,24 @@ def _outcome(voter: Voter) -> str | None:
     return "partial" if voter.partial_at is not None else None
 
 
-def reconcile(link: ProlificLink, *, dry_run: bool = False) -> Report:
+def reconcile(
+    link: ProlificLink, *, dry_run: bool = False, who: HttpRequest | Actor | None = None
+) -> Report:
     """Approve, pay and list for ``link`` (see the module docstring); raises
-    :class:`ProlificError` with Prolific's message when a call is refused."""
+    :class:`ProlificError` with Prolific's message when a call is refused. ``who``: the staff
+    member who asked (the button, the command), recorded in the audit trail as
+    ``prolific.sync`` with what was done (a dry run records nothing)."""
     if transaction.get_connection().in_atomic_block:
         raise RuntimeError("the reconciliation commits each payment before sending it")
     with _one_at_a_time(link.pk) as mine:
         if not mine:
             raise ProlificError("another reconciliation of this study is running")
         with ProlificClient() as client:
-            return _reconcile(client, link, dry_run)
+            report = _reconcile(client, link, dry_run)
+    if who is not None and not dry_run:
+        record(who, "prolific.sync", link.study, approved=report.approved,
+               bonuses=report.bonused, mismatches=len(report.mismatches))  # fmt: skip
+    return report
 
 
 def _reconcile(client: ProlificClient, link: ProlificLink, dry_run: bool) -> Report:

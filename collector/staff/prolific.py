@@ -178,11 +178,8 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
         return _refused(request, slug, "No Prolific study is linked to this study.")
     dry_run = bool(request.POST.get("dry_run"))
     try:
-        report = paying.reconcile(found, dry_run=dry_run)
+        report = paying.reconcile(found, dry_run=dry_run, who=request)
     except client.ProlificError as e:
         return _refused(request, slug, f"Prolific refused: {e}")
-    if not dry_run:
-        record(request, "prolific.sync", study, approved=report.approved,
-               bonuses=report.bonused, mismatches=len(report.mismatches))  # fmt: skip
     messages.success(request, report.summary())
     return redirect("staff-study", slug=slug)

@@ -283,6 +283,8 @@ def test_a_whole_study_over_three_ballots_recruits_in_waves_and_pays_exactly_wha
     # Once more (the button, the command): nothing approved or paid twice.
     call_command("prolific_sync", study.slug)
     assert len(fake.approvals) == 1 and len(fake.bonuses_paid) == 3
+    synced = AuditEntry.objects.get(action="prolific.sync")  # the command's run, not the job's
+    assert synced.detail == {"approved": 0, "bonuses": 0, "mismatches": len(report.mismatches)}
     assert ProlificPayment.objects.filter(state="done").count() == 4
     assert AuditEntry.objects.filter(action="prolific.transition").count() >= 7
 
@@ -411,6 +413,7 @@ def test_the_dry_run_sends_nothing_and_every_page_of_submissions_is_read(fake, s
     assert out.startswith("7 submissions; would approve 0;")
     assert out.count("no_voter") == 7
     assert not ProlificPayment.objects.exists() and not fake.approvals
+    assert not AuditEntry.objects.filter(action="prolific.sync").exists()  # a dry run
     with pytest.raises(CommandError, match="no Prolific study is linked"):
         call_command("prolific_sync", factories.make_study(n_items=10, n_ballots=1).slug)
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from collector.access import CHANGE
-from collector.audit.trail import record
 from collector.management.commands._common import actor, add_as_argument, get_study
 from collector.models import ProlificLink
 from collector.prolific import client, paying
@@ -29,12 +28,9 @@ class Command(BaseCommand):
         if link is None:
             raise CommandError(f"no Prolific study is linked to {slug}")
         try:
-            report = paying.reconcile(link, dry_run=dry_run)
+            report = paying.reconcile(link, dry_run=dry_run, who=actor(as_user))
         except client.ProlificError as e:
             raise CommandError(f"Prolific refused: {e}") from None
-        if not dry_run:
-            record(actor(as_user), "prolific.sync", study, approved=report.approved,
-                   bonuses=report.bonused, mismatches=len(report.mismatches))  # fmt: skip
         self.stdout.write(report.summary())
         for m in report.mismatches:
             self.stdout.write(
