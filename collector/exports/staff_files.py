@@ -70,7 +70,7 @@ def interim_csv(study: Study, options: Options) -> Iterator[str]:
 
 def voters_csv(study: Study, options: Options) -> Iterator[str]:
     """The voter table with the flags' thresholds of ``options.query`` (defaults for the rest)."""
-    form = voters.Thresholds({**voters.defaults(), **options.query})
+    form = voters.Thresholds.from_query(options.query)
     table = voter_quality.voter_table(study, form.values())
     return csv_lines(VOTERS_HEADER, ([r[k] for k in VOTERS_HEADER] for r in table["rows"]))
 

@@ -4,6 +4,7 @@ file's query): what the Voters page (:mod:`collector.staff.voters`) and its file
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -40,6 +41,12 @@ class Thresholds(forms.Form):
         required=False,
     )
 
+    @classmethod
+    def from_query(cls, query: Mapping[str, Any]) -> Thresholds:
+        """The form of a query's thresholds over the defaults (a field left out keeps its
+        default, shown as such)."""
+        return cls({**THRESHOLDS, **query})
+
     def values(self) -> dict[str, Any]:
         """The thresholds given and valid; the defaults for the others."""
         data: dict[str, Any] = {}
@@ -47,10 +54,5 @@ class Thresholds(forms.Form):
             self.is_valid()  # fills cleaned_data with the valid fields; a wrong one shows its error
             data = self.cleaned_data
         return {
-            k: data.get(k) if data.get(k) not in (None, "") else v for k, v in defaults().items()
+            k: data.get(k) if data.get(k) not in (None, "") else v for k, v in THRESHOLDS.items()
         }
-
-
-def defaults() -> dict[str, Any]:
-    """Every threshold's default."""
-    return {name: f.initial for name, f in Thresholds.base_fields.items()}

@@ -33,7 +33,7 @@ from rest_framework.response import Response
 from collector.access import CHANGE, PARTICIPANTS, VIEW, get_study, refusal, staff_required
 from collector.audit.trail import record
 from collector.models import Study, Voter
-from collector.reports.voters import CSV_HEADER, Thresholds, defaults
+from collector.reports.voters import CSV_HEADER, Thresholds
 from collector.staff import prolific
 from collector.staff.study_api import ERRORS, Conflict, StudyView
 from collector.studies.voter_quality import FLAGS, flagged, voter_table
@@ -41,11 +41,6 @@ from collector.voting import store
 from collector.voting.participant_ids import participant_key
 
 FLAG_NAMES = {f: f.replace("_", " ") for f in FLAGS} | {"straight_liner": "straight-liner"}
-
-
-def _with_defaults(request: HttpRequest) -> dict[str, Any]:
-    """The query's thresholds over the defaults (a field left out keeps its default shown)."""
-    return {**defaults(), **request.GET.dict()}
 
 
 class FindForm(forms.Form):
@@ -101,7 +96,7 @@ def voters_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study(request, slug, PARTICIPANTS if posted else VIEW)
     find = FindForm(request.POST if posted else None)
     found = look_up(request, study, find.cleaned_data["platform_id"]) if find.is_valid() else None
-    form = Thresholds(_with_defaults(request)) if request.GET else Thresholds()
+    form = Thresholds.from_query(request.GET.dict()) if request.GET else Thresholds()
     values = form.values()
     table = voter_table(study, values)
     n_flagged = sum(flagged(r) for r in table["rows"])
@@ -162,7 +157,7 @@ class VotersView(StudyView):
         study = self.study(request, slug, PARTICIPANTS)
         if "participant" in request.query_params:
             raise ValidationError({"detail": MOVED})
-        form = Thresholds({**defaults(), **request.query_params.dict()})
+        form = Thresholds.from_query(request.query_params.dict())
         if not form.is_valid():
             field, errors = next(iter(form.errors.items()))
             raise ValidationError({"detail": f"{field}: {errors[0]}"})
