@@ -23,6 +23,7 @@ __all__ = [
     "create",
     "estimated_minutes",
     "link_existing",
+    "save_terms",
     "places_for",
     "reward",
     "seconds_per_answer",
@@ -63,6 +64,18 @@ class Terms:
 
     def fields(self) -> dict[str, object]:
         return dict(self.__dict__)
+
+    @classmethod
+    def of(cls, link: ProlificLink | None) -> Terms:
+        """The terms a link holds (the defaults without one)."""
+        if link is None:
+            return cls()
+        return cls(**{name: getattr(link, name) for name in cls().fields()})
+
+
+def save_terms(link: ProlificLink, terms: Terms) -> None:
+    """Store new terms of a linked study: its next ballot's places and the payments use them."""
+    ProlificLink.objects.filter(pk=link.pk).update(**terms.fields())
 
 
 def study_url(study: Study, base_url: str) -> str:

@@ -105,7 +105,7 @@ class ProlificForm(forms.Form):
 def box(study: Study, request: HttpRequest) -> dict[str, Any]:
     """The Prolific box's context (``staff/_prolific.html``)."""
     link = ProlificLink.objects.filter(study=study).first()
-    terms = linking.Terms() if link is None else _terms_of(link)
+    terms = linking.Terms.of(link)
     body = linking.study_body(study, terms, request.build_absolute_uri("/"))
     return {
         "prolific_enabled": client.configured(),
@@ -116,10 +116,6 @@ def box(study: Study, request: HttpRequest) -> dict[str, Any]:
         "prolific_below_minimum": terms.hourly_rate < linking.MINIMUM_HOURLY,
         "prolific_minimum": linking.MINIMUM_HOURLY / 100,
     }
-
-
-def _terms_of(link: ProlificLink) -> linking.Terms:
-    return linking.Terms(**{name: getattr(link, name) for name in linking.Terms().fields()})
 
 
 def mismatches(study: Study) -> list[dict[str, str]]:
@@ -148,7 +144,7 @@ def create(request: HttpRequest, slug: str) -> HttpResponse:
     typed = form.cleaned_data["prolific_id"]
     linked = ProlificLink.objects.filter(study=study).first()
     if linked is not None and not typed:
-        ProlificLink.objects.filter(pk=linked.pk).update(**form.terms().fields())
+        linking.save_terms(linked, form.terms())
         record(request, "prolific.terms", study, prolific=linked.prolific_id)
         messages.success(request, "The Prolific terms are saved; the next ballot uses them.")
         return redirect("staff-study", slug=slug)
