@@ -118,7 +118,18 @@ def real_stack_check() -> None:
         redis.Redis.from_url(broker, socket_connect_timeout=3).ping()
     except redis.RedisError as exc:
         pytest.fail(f"REQUIRE_REAL_STACK=1 but Redis at {broker} does not answer: {exc}")
-    _purge_own_queues()
+
+
+PURGED_AT_START: list[str] = []  # the queues the run emptied as it started
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_queues_empty(real_stack_check: None) -> None:
+    """The run's own queues emptied before its first test, whenever the broker is Redis (the
+    real stack's, checked above)."""
+    if settings.CELERY_BROKER_URL.startswith("redis://"):
+        _purge_own_queues()
+        PURGED_AT_START.extend(WORKER_QUEUES)
 
 
 def _purge_own_queues(queues: tuple[str, ...] | None = None) -> None:

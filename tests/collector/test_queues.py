@@ -216,6 +216,7 @@ def test_a_run_starts_with_its_own_queues_empty_whatever_an_earlier_run_left_in_
         conftest._purge_own_queues(queues)  # what every run does as it starts, to its queues
         assert redis.llen(queues[0]) == 0
     assert all(q.startswith(conftest.QUEUE_PREFIX) for q in conftest.WORKER_QUEUES)
+    assert list(conftest.WORKER_QUEUES) == conftest.PURGED_AT_START  # done as this run started
 
 
 @pytest.mark.django_db
