@@ -337,3 +337,13 @@ def releases_dir(settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
     monkeypatch.setenv("RELEASES_DIR", str(settings.RELEASES_DIR))
     cache.clear()
     return settings.RELEASES_DIR
+
+
+@pytest.fixture
+def model_jobs_run_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model evaluations and paired comparisons are not queued, where a worker another test
+    started would run them too: the test runs each itself."""
+    from collector import jobs
+    from tests.job_routes import hold
+
+    hold(monkeypatch, jobs.EVALUATE_MODEL, jobs.COMPARE_MODELS)

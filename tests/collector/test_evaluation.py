@@ -27,14 +27,10 @@ from collector.voting import store
 from tests.factories import STAFF_PASSWORD, finished_study, make_study
 from tests.job_routes import on_send
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def jobs_run_here(monkeypatch):
-    """These tests run each evaluation's job themselves (``running.run_evaluation``): nothing is
-    sent to the queue, where a worker other tests started would run it too."""
-    on_send(monkeypatch, jobs.EVALUATE_MODEL, lambda evaluation_id: None)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("model_jobs_run_here"),
+]
 
 
 @pytest.fixture

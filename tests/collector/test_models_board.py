@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from collector import jobs
 from collector.evaluation import paired, running
 from collector.exports import registry
 from collector.models import Evaluation, ModelComparison
 from tests.collector.test_evaluation import scores_csv, upload, upload_and_run
 from tests.factories import finished_study, make_study, staff_user
-from tests.job_routes import on_send
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def jobs_run_here(monkeypatch):
-    """The evaluations and comparisons run here, when a test runs them: nothing is queued."""
-    on_send(monkeypatch, jobs.EVALUATE_MODEL, lambda evaluation_id: None)
-    on_send(monkeypatch, jobs.COMPARE_MODELS, lambda comparison_id: None)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("model_jobs_run_here"),
+]
 
 
 def test_the_leaderboard_fragment_is_the_study_pages_own_and_follows_a_model_to_its_end(

@@ -10,14 +10,12 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 from playwright.sync_api import Page, expect
 
-from collector import jobs
 from collector.evaluation import paired
 from collector.exports import registry
 from collector.models import Ballot, Evaluation, Study
 from collector.participants import forgetting
 from tests.browser import logged_in, shot
 from tests.factories import finished_study, finished_target_study, make_study, staff_user
-from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current, start
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -56,12 +54,6 @@ def fits_a_phone(page: Page, name: str, problems: list[str]) -> None:
             problems.append(f"{name}: scrolls sideways outside a named region: {box['html']}")
 
 
-@pytest.fixture
-def jobs_run_here(monkeypatch):
-    """The comparison of two models runs here (:func:`compare`): nothing is queued."""
-    on_send(monkeypatch, jobs.COMPARE_MODELS, lambda comparison_id: None)
-
-
 @override_settings(EVALUATION_RESAMPLES=20)
 def evaluate(study: Study, name: str, tmp_path, reverse: bool = False) -> Evaluation:
     """A model of the study: the item index (or its reverse) as its score, run here."""
@@ -88,7 +80,7 @@ def compare(study: Study, a: Evaluation, b: Evaluation) -> None:
 
 
 def test_every_staff_voter_and_public_page_fits_a_phone(
-    live_server, browser, monkeypatch, tmp_path, releases_dir, jobs_run_here
+    live_server, browser, monkeypatch, tmp_path, releases_dir, model_jobs_run_here
 ):
     owner = staff_user()
     done = finished_study(monkeypatch, created_by=owner, slug="sales-pilot-finished",
