@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from collector import jobs
-from collector.models import AttentionCheck, Ballot, Study, Voter
+from collector.models import AttentionCheck, Ballot, Comparison, Study, Voter
 from collector.studies import attention_checks, creating, importing, lifecycle
 from collector.studies.designs import ballots_run
 from collector.voting import store
@@ -34,6 +34,7 @@ __all__ = [
     "STAFF_PASSWORD",
     "add_checks",
     "answer",
+    "close_open_ballot",
     "finish_in_process",
     "finished_study",
     "finished_target_study",
@@ -272,3 +273,18 @@ def finished_study(monkeypatch, *, simulation: dict | None = None, **options) ->
     finish_in_process(study, monkeypatch, **(simulation or {}))
     assert study.status == Study.Status.FINISHED
     return study
+
+
+def close_open_ballot(study: Study, monkeypatch: pytest.MonkeyPatch, seed: int) -> Ballot:
+    """The open ballot answered to its end and closed here: the comparisons participants still
+    hold go back (their leases), seeded simulated voters answer the rest, then the close runs in
+    this process."""
+    Comparison.objects.filter(
+        ballot__study=study, leased_to__isnull=False, status=Comparison.Status.OPEN
+    ).update(leased_to=None, lease_expires_at=None)
+    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
+    answer_open_ballot(study, seed=seed)
+    ballot = study.ballots.get(status=Ballot.Status.CLOSING)
+    lifecycle.finish_close(ballot.pk)
+    study.refresh_from_db()
+    return ballot

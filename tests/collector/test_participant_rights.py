@@ -19,10 +19,8 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from collector import jobs
 from collector.models import (
     AuditEntry,
-    Ballot,
     Comparison,
     ForgottenParticipant,
     ItemScore,
@@ -40,7 +38,6 @@ from collector.voting import store
 from collector.voting.participant_ids import participant_key
 from tests import factories
 from tests.factories import staff_user
-from tests.job_routes import on_send
 from tests.voting.voter_client import answer, current, take_part
 
 pytestmark = pytest.mark.django_db
@@ -61,16 +58,7 @@ def _finished(owner, monkeypatch) -> Study:
     """A one-ballot study: the Prolific participant answers 4, simulated voters the rest."""
     study = factories.make_study(n_items=10, n_ballots=1, m=4, cap=20, seed=3, created_by=owner)
     _prolific(study, n=4)
-    # The comparison the participant holds goes back (their lease), so the others can finish.
-    Comparison.objects.filter(leased_to__isnull=False, status=Comparison.Status.OPEN).update(
-        leased_to=None, lease_expires_at=None
-    )
-    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
-    factories.answer_open_ballot(study, seed=3)
-    ballot = study.ballots.get()
-    assert ballot.status == Ballot.Status.CLOSING
-    lifecycle.finish_close(ballot.pk)
-    study.refresh_from_db()
+    factories.close_open_ballot(study, monkeypatch, seed=3)
     assert study.status == Study.Status.FINISHED
     return study
 

@@ -16,9 +16,9 @@ from django.test import Client
 from collector import jobs
 from collector.evaluation import running
 from collector.exports.dataset import dataset_card
-from collector.models import Ballot, Comparison, Evaluation, Item, Study, Vote, Voter
+from collector.models import Ballot, Evaluation, Item, Study, Vote, Voter
 from collector.releases import releasing
-from collector.studies import lifecycle, pooled_fit, reliability, vote_sets
+from collector.studies import pooled_fit, reliability, vote_sets
 from collector.voting import store
 from tests import factories
 from tests.factories import staff_user
@@ -52,16 +52,10 @@ def _finished(owner, monkeypatch) -> Study:
     study = factories.make_study(n_items=10, n_ballots=1, m=4, cap=20, seed=3, created_by=owner)
     for pid in PIDS:
         take_part(study.slug, 4, f"?PROLIFIC_PID={pid}&STUDY_ID=st&SESSION_ID=se")
-        Comparison.objects.filter(leased_to__isnull=False).update(
-            leased_to=None, lease_expires_at=None
-        )
-    on_send(monkeypatch, jobs.FINISH_CLOSE_JOB, lambda ballot_id: None)
-    factories.answer_open_ballot(study, seed=3)
-    lifecycle.finish_close(study.ballots.get().pk)
+    factories.close_open_ballot(study, monkeypatch, seed=3)
     reliability.store_report(study.pk, 1)
     pooled_fit.store_pooled_fit(study.pk)
     _evaluate(study, "noisy", seed=1)
-    study.refresh_from_db()
     assert study.status == Study.Status.FINISHED
     return study
 
