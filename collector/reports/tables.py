@@ -10,7 +10,7 @@ import numpy as np
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from collector.models import Area, Ballot, Item, ItemScore, Study, VoidedVote, Vote
+from collector.models import Area, Ballot, Comparison, Item, ItemScore, Study, VoidedVote, Vote
 
 RANKING_ROWS_SHOWN = 200
 
@@ -75,8 +75,8 @@ def progress_counts() -> dict[str, Any]:
     and ``voided``."""
     return {
         "total": Count("comparisons"),
-        "answered": Count("comparisons", filter=Q(comparisons__status="answered")),
-        "voided": Count("comparisons", filter=Q(comparisons__status="void")),
+        "answered": Count("comparisons", filter=Q(comparisons__status=Comparison.Status.ANSWERED)),
+        "voided": Count("comparisons", filter=Q(comparisons__status=Comparison.Status.VOID)),
     }
 
 
